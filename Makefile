@@ -1,0 +1,98 @@
+# cdsim: make [release] | debug | asan | test | check | bench | fuzz | install PREFIX=... | clean
+#
+# Sources are found by wildcard: every .c in src/, solvers/ and io/ goes into the
+# library (src/main.c is the program), every tests/*.c into the test runner,
+# every tests/bench/*.c into the benchmark runner.
+
+PREFIX ?= /usr/local
+CC ?= cc
+PEER_DATA ?= ../shared/peer-data
+
+HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
+HDF5_LIBS := $(shell pkg-config --libs hdf5 2>/dev/null)
+CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
+CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror=implicit-function-declaration
+CPPFLAGS_ALL := -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) \
+                -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
+LIBS := -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
+
+BUILD ?= build
+ifeq ($(BUILD),build-debug)
+  OPT := -O0 -g3
+else ifeq ($(BUILD),build-asan)
+  OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+  OPT := -O2 -g
+endif
+CFLAGS_ALL := -std=c11 $(OPT) $(WARN) $(CFLAGS)
+LDFLAGS_ALL := $(OPT) $(LDFLAGS)
+
+LIB_SRC := $(sort $(filter-out src/main.c,$(wildcard src/*.c solvers/*.c io/*.c)))
+TEST_SRC := $(sort $(wildcard tests/*.c))
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all release debug asan test check bench fuzz install clean deps depcheck valgrind
+
+all release: depcheck $(BUILD)/cdsim
+
+debug:
+	$(MAKE) BUILD=build-debug all
+asan:
+	$(MAKE) BUILD=build-asan all
+
+# the dependencies come from Debian; install them when missing (as root), or say how
+depcheck:
+	@if [ ! -f /usr/include/cjson/cJSON.h ] || [ ! -f /usr/include/suitesparse/cholmod.h ] || \
+	    ! pkg-config --exists hdf5; then \
+	  if [ "$$(id -u)" = 0 ]; then scripts/install-deps; else \
+	    echo "missing build dependencies: run 'sudo scripts/install-deps'" >&2; exit 2; fi; \
+	fi
+
+deps:
+	scripts/install-deps
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/libcdsim.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/cdsim: $(BUILD)/src/main.o $(BUILD)/libcdsim.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILD)/cdsim-tests: $(TEST_OBJ) $(BUILD)/libcdsim.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILD)/cdsim-bench: $(BENCH_OBJ) $(BUILD)/libcdsim.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# the test suite: TEST=substring runs the matching tests only
+test: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-tests
+	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) CDSIM_PEER_DATA=$(PEER_DATA) \
+	  $(BUILD)/cdsim-tests $(TEST)
+
+# the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+check:
+	$(MAKE) BUILD=build-asan test
+
+bench: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-bench
+	@mkdir -p bench-results
+	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) $(BUILD)/cdsim-bench bench-results
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cdsim/scenes
+	install -m 755 $(BUILD)/cdsim $(DESTDIR)$(PREFIX)/bin/cdsim
+	install -m 644 scenes/*.json $(DESTDIR)$(PREFIX)/share/cdsim/scenes/
+
+clean:
+	rm -rf build build-debug build-asan bench-results
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/src/main.d

@@ -1,0 +1,25 @@
+/* alloc.h: the one allocation entry point of cdsim.
+ *
+ * Every heap allocation in src/, solvers/ and io/ goes through these functions so
+ * that tests can count live bytes and fail the k-th allocation on purpose
+ * (cd_allocFailAt). A failed allocation returns NULL; callers propagate it as
+ * CD_ERR_NOMEM, never abort. CHOLMOD's own allocations are routed here too
+ * (see world.c), so an injected failure reaches them as well.
+ */
+#ifndef CD_ALLOC_H
+#define CD_ALLOC_H
+
+#include <stddef.h>
+
+void *cd_malloc(size_t size);               /* NULL on failure or injected failure */
+void *cd_calloc(size_t count, size_t size); /* zeroed; overflow-checked */
+void *cd_realloc(void *ptr, size_t size);   /* like realloc; ptr unchanged on failure */
+void cd_free(void *ptr);                    /* NULL is fine */
+char *cd_strdup(const char *s);
+
+/* testing hooks */
+void cd_allocFailAt(long k);   /* make the k-th allocation from now fail (1-based); 0 disables */
+long cd_allocCount(void);      /* allocations made since start (successful ones) */
+long cd_allocLive(void);       /* blocks allocated and not yet freed */
+
+#endif

@@ -1,0 +1,62 @@
+/* world.h: the mutable state of a run and the step pipeline.
+ *
+ * The generalized velocity has 6 entries per moving body (linear then angular, both in
+ * world coordinates); fixed bodies have no degrees of freedom (dof[i] = -1). M is block
+ * diagonal (m I3, and the world inertia R I_body R^T) and kept as a cholmod_sparse whose
+ * pattern is analysed once; it is refactored each step because the world inertia of a
+ * box turns with it.
+ */
+#ifndef CD_WORLD_H
+#define CD_WORLD_H
+
+#include <cholmod.h>
+
+#include "backend.h"
+#include "collide.h"
+#include "contact.h"
+#include "scene.h"
+
+typedef struct cdWorld {
+  int nbody;
+  int ndof;        /* 6 x (moving bodies) */
+  int *dof;        /* (nbody) first dof of each body, -1 when fixed */
+  long step;       /* steps taken */
+  double time;     /* simulated time, s */
+  double *x;       /* (nbody x 3) centre of mass, world, m */
+  double *q;       /* (nbody x 4) unit quaternion (w, x, y, z), body to world */
+  double *v;       /* (nbody x 6) linear (m/s), angular (rad/s), world */
+  double *R;       /* (nbody x 9) rotation matrices of q, row-major */
+  double *Iinv;    /* (nbody x 9) inverse world inertia, 1/(kg m^2); zero when fixed */
+  double *force;   /* (nbody x 6) force (N) and torque (N m) accumulated by a force backend */
+  cdContactSet contacts;  /* contacts of the current step, sorted by key */
+  cdContactSet previous;  /* those of the step before (warm start, penalty state) */
+  cdCollider *collider;
+  /* linear algebra */
+  cholmod_common cm;
+  cholmod_sparse *M;      /* (ndof x ndof) mass matrix, symmetric, upper triangle stored */
+  cholmod_factor *L;      /* its factor, analysed once */
+  cdContactProblem cp;    /* contact-space problem of the step (impulse backends) */
+  double *vf;             /* (ndof) free velocity */
+  /* counters of numerical trouble over the run (recorded in the output) */
+  long warn_cholmod;      /* CHOLMOD warnings (status > 0) */
+  long warn_nonconverged; /* steps whose solver did not meet its stopping rule */
+  long warn_fallback;     /* solver fallbacks */
+} cdWorld;
+
+/* makes the world in the scene's initial state; NULL when memory runs out or CHOLMOD fails */
+cdWorld *cd_worldMake(const cdScene *scene);
+void cd_worldFree(cdWorld *w);
+
+/* one time step of length dt through the pipeline (step.c): collide, build, solve,
+ * integrate. Returns CD_OK, CD_ERR_NOMEM or CD_ERR_NUMERIC. */
+int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,
+                 cdSolveStats *stats);
+
+/* index of the first body with a non-finite position, orientation or velocity, or -1 */
+int cd_worldCheckFinite(const cdWorld *w);
+
+/* kinetic and potential (gravity) energy, J */
+double cd_worldKineticEnergy(const cdScene *scene, const cdWorld *w);
+double cd_worldPotentialEnergy(const cdScene *scene, const cdWorld *w);
+
+#endif

@@ -1,0 +1,77 @@
+/* main.c: runs the registered tests; see test.h. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "test.h"
+
+typedef struct {
+  const char *name, *file;
+  cdTestFn fn;
+} cdTestEntry;
+
+static cdTestEntry *g_tests;
+static int g_ntest, g_cap;
+static int g_fail_now, g_skip_now;
+
+void cd_testRegister(const char *name, const char *file, cdTestFn fn) {
+  if (g_ntest == g_cap) {
+    g_cap = g_cap ? 2 * g_cap : 64;
+    g_tests = realloc(g_tests, (size_t)g_cap * sizeof *g_tests);
+    if (!g_tests) abort();
+  }
+  g_tests[g_ntest++] = (cdTestEntry){name, file, fn};
+}
+
+void cd_testFail(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  if (g_fail_now < 20) {
+    fprintf(stdout, "    %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+  }
+  g_fail_now++;
+}
+
+void cd_testSkip(const char *why) {
+  printf("    skipped: %s\n", why);
+  g_skip_now = 1;
+}
+
+int cd_testFailed(void) { return g_fail_now; }
+
+static int by_file_then_name(const void *a, const void *b) {
+  const cdTestEntry *x = a, *y = b;
+  int c = strcmp(x->file, y->file);
+  return c ? c : strcmp(x->name, y->name);
+}
+
+int main(int argc, char **argv) {
+  int passed = 0, failed = 0, skipped = 0;
+  qsort(g_tests, (size_t)g_ntest, sizeof *g_tests, by_file_then_name);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  for (int i = 0; i < g_ntest; i++) {
+    if (argc > 1 && !strstr(g_tests[i].name, argv[1]) && !strstr(g_tests[i].file, argv[1])) continue;
+    g_fail_now = 0;
+    g_skip_now = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    g_tests[i].fn();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
+    const char *verdict = g_fail_now ? "FAIL" : g_skip_now ? "skip" : "ok";
+    printf("%-4s %s (%s, %.0f ms)\n", verdict, g_tests[i].name, g_tests[i].file, ms);
+    if (g_fail_now)
+      failed++;
+    else if (g_skip_now)
+      skipped++;
+    else
+      passed++;
+  }
+  printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  free(g_tests);
+  return failed ? 1 : 0;
+}
