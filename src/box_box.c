@@ -17,8 +17,10 @@
  * Face contact: the reference face is the chosen box's face whose outward normal nr points
  * to the other box; the incident face is the other box's face most anti-parallel to nr.
  * The incident quad, in the reference box frame, is clipped (Sutherland-Hodgman) against
- * the reference face's four side planes, each moved outwards by tol so that a vertex lying
- * on a side plane (equal boxes stacked) stays one unclipped vertex under tiny motion. Every
+ * the reference face's four side planes. Before that, an incident vertex at most tol outside
+ * a side plane is moved onto it (along the reference face, so its gap is unchanged): a
+ * vertex lying on a side plane (equal boxes stacked) then stays one kept vertex under tiny
+ * motion, instead of turning into two clip points with other keys. Every
  * clipped point with height g = nr.(p - face) <= margin above the reference face is a
  * contact with gap g, normal nr (or -nr when the reference box is B, so that the normal
  * goes from a to b), point p - g/2 nr: up to 8 points.
@@ -167,13 +169,20 @@ static int faceContact(int ia, int ib, int ref_is_a, const double cf[3], const d
     pv->edge_out = (int)(cd_boxEdgeCode(m, sv[v]) - CD_FEAT_EDGE);
   }
 
-  /* clip against the four side planes of the reference face */
+  /* snap incident vertices at most tol outside a side plane onto it, then clip against the
+   * four side planes of the reference face */
+  for (int v = 0; v < 4; v++)
+    for (int e = 1; e <= 2; e++) {
+      int k = (axis + e) % 3;
+      double a = fabs(bufA[v].p[k]);
+      if (a > hf[k] && a <= hf[k] + tol) bufA[v].p[k] = bufA[v].p[k] > 0 ? hf[k] : -hf[k];
+    }
   int n = 4;
   PolyVertex *in = bufA, *tmp = bufB;
   for (int e = 1; e <= 2 && n > 0; e++) {
     int k = (axis + e) % 3;
     for (int sigma = 1; sigma >= -1 && n > 0; sigma -= 2) {
-      n = clipPlane(&f, in, n, tmp, k, sigma, hf[k] + tol);
+      n = clipPlane(&f, in, n, tmp, k, sigma, hf[k]);
       PolyVertex *sw = in;
       in = tmp;
       tmp = sw;
