@@ -131,6 +131,7 @@ int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const doubl
       if (rc) return rc;
     }
   }
-  cd_contactSetSort(out);
+  /* 0 or 1 contacts are sorted already (and con may still be NULL, which qsort must not see) */
+  if (out->ncon > 1) cd_contactSetSort(out);
   return CD_OK;
 }
