@@ -545,3 +545,54 @@ CD_TEST(nonFiniteBodyGetsNoContacts) {
   cd_free(R);
   freeScene(&sc);
 }
+
+/* a hollow sphere meets the ground and boxes by its outside, other spheres by its inside;
+ * of two hollow spheres the larger is the shell */
+CD_TEST(hollowSphereOutsideForGroundAndBoxesInsideForSpheres) {
+  cdScene sc = makeScene(4);
+  if (!sc.body) return;
+  sc.has_ground = 1;
+  sc.body[0] = sphereDef(0.3, 1); /* hollow, within the big hollow one, touching its bottom */
+  cd_v3set(sc.body[0].position, 0, 0, 0.3);
+  sc.body[1] = sphereDef(1.0, 1); /* hollow, resting on the ground */
+  cd_v3set(sc.body[1].position, 0, 0, 1.0);
+  sc.body[2] = boxDef(0.2, 0.2, 0.2); /* resting on top of the big hollow sphere's outside */
+  cd_v3set(sc.body[2].position, 0, 0, 2.2);
+  sc.body[3] = sphereDef(0.1, 0); /* outside the big shell, touching it: no contact */
+  cd_v3set(sc.body[3].position, 1.1, 0, 1.0);
+  double *x, *R;
+  poseArrays(&sc, &x, &R);
+  cdCollider *c = cd_colliderMake(&sc);
+  cdContactSet s;
+  cd_contactSetInit(&s);
+  CHECK(cd_collide(c, &sc, x, R, NULL, 0.01, &s) == CD_OK);
+  int seen[4] = {0, 0, 0, 0};
+  for (int i = 0; i < s.ncon; i++) {
+    const cdContact *k = &s.con[i];
+    CHECK(k->body[1] != 3); /* body 3 touches nothing */
+    if (k->body[0] == 0 && k->body[1] == 1) {
+      /* inside the shell 1: g = 1.0 - 0.3 - 0.7 = 0, push on the shell (b) outwards: -z */
+      seen[0]++;
+      CHECK_NEAR(k->gap, 0, 1e-12);
+      CHECK(k->normal[2] == -1);
+      CHECK_NEAR(k->point[2], 0, 1e-12);
+    }
+    if (k->body[0] == -1 && k->body[1] == 1) {
+      seen[1]++;
+      CHECK_NEAR(k->gap, 0, 1e-12);
+    }
+    if (k->body[0] == 1 && k->body[1] == 2) {
+      seen[2]++;
+      CHECK_NEAR(k->gap, 0, 1e-12);
+      CHECK(k->normal[2] == 1);
+    }
+    if (k->body[0] == -1 && k->body[1] == 0) seen[3]++; /* the small one touches the ground too */
+  }
+  CHECK(seen[0] == 1 && seen[1] == 1 && seen[2] == 1 && seen[3] == 1);
+  CHECK_MSG(s.ncon == 4, "%d contacts", s.ncon);
+  cd_contactSetFree(&s);
+  cd_colliderFree(c);
+  cd_free(x);
+  cd_free(R);
+  freeScene(&sc);
+}
