@@ -41,7 +41,7 @@
 #include "narrowphase.h"
 #include "vec3.h"
 
-enum { PREFER_NONE = -1 };
+enum { NO_AXIS = -1 };
 static const double k_rel = 0.05;
 
 /* column i of a row-major rotation: body axis i in world */
@@ -69,7 +69,7 @@ typedef struct {
 enum { SIDE_LABEL = 100 };
 
 typedef struct {
-  int axis, sign;     /* reference face: body axis and sign of its outward normal */
+  int axis, sign;         /* reference face: body axis and sign of its outward normal */
   int inc_axis, inc_sign; /* incident face */
 } FaceInfo;
 
@@ -271,9 +271,8 @@ int cd_collideBoxBox(int ia, const cdBodyDef *A, const double xa[3], const doubl
   double d[3];
   cd_v3sub(d, xb, xa);
 
-  double smax = -INFINITY; /* the SAT separation */
   double sA = -INFINITY, sB = -INFINITY, sE = -INFINITY;
-  int iA = 0, iB = 0, eI = PREFER_NONE, eJ = PREFER_NONE;
+  int iA = 0, iB = 0, eI = NO_AXIS, eJ = NO_AXIS;
   double nE[3] = {0, 0, 1};
   double u[3], v[3], n[3];
   for (int i = 0; i < 3; i++) {
@@ -292,8 +291,8 @@ int cd_collideBoxBox(int ia, const cdBodyDef *A, const double xa[3], const doubl
       iB = j;
     }
   }
-  smax = sA > sB ? sA : sB;
-  if (smax > margin) return CD_OK;
+  /* any axis separating by more than the margin ends the test (here, and in the edge loop) */
+  if ((sA > sB ? sA : sB) > margin) return CD_OK;
   for (int i = 0; i < 3; i++) {
     axisOf(u, Ra, i);
     for (int j = 0; j < 3; j++) {
@@ -316,7 +315,7 @@ int cd_collideBoxBox(int ia, const cdBodyDef *A, const double xa[3], const doubl
   /* the preferred axis: A's face, unless B's face or an edge pair is clearly better */
   int refB = sB > sA + k_rel * fabs(sA) + tol;
   double sF = refB ? sB : sA;
-  if (eI != PREFER_NONE && sE > sF + k_rel * fabs(sF) + tol) {
+  if (eI != NO_AXIS && sE > sF + k_rel * fabs(sF) + tol) {
     if (cd_v3dot(nE, d) < 0) cd_v3scale(nE, nE, -1.0);
     return edgeContact(ia, xa, Ra, ha, eI, ib, xb, Rb, hb, eJ, nE, out);
   }
