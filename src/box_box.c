@@ -17,8 +17,10 @@
  * Face contact: the reference face is the chosen box's face whose outward normal nr points
  * to the other box; the incident face is the other box's face most anti-parallel to nr.
  * The incident quad, in the reference box frame, is clipped (Sutherland-Hodgman) against
- * the reference face's four side planes, each moved outwards by tol so that a vertex lying
- * on a side plane (equal boxes stacked) stays one unclipped vertex under tiny motion. Every
+ * the reference face's four side planes. Before that, an incident vertex at most tol outside
+ * a side plane is moved onto it (along the reference face, so its gap is unchanged): a
+ * vertex lying on a side plane (equal boxes stacked) then stays one kept vertex under tiny
+ * motion, instead of turning into two clip points with other keys. Every
  * clipped point with height g = nr.(p - face) <= margin above the reference face is a
  * contact with gap g, normal nr (or -nr when the reference box is B, so that the normal
  * goes from a to b), point p - g/2 nr: up to 8 points.
@@ -39,7 +41,7 @@
 #include "narrowphase.h"
 #include "vec3.h"
 
-enum { PREFER_NONE = -1 };
+enum { NO_AXIS = -1 };
 static const double k_rel = 0.05;
 
 /* column i of a row-major rotation: body axis i in world */
@@ -67,7 +69,7 @@ typedef struct {
 enum { SIDE_LABEL = 100 };
 
 typedef struct {
-  int axis, sign;     /* reference face: body axis and sign of its outward normal */
+  int axis, sign;         /* reference face: body axis and sign of its outward normal */
   int inc_axis, inc_sign; /* incident face */
 } FaceInfo;
 
@@ -167,13 +169,20 @@ static int faceContact(int ia, int ib, int ref_is_a, const double cf[3], const d
     pv->edge_out = (int)(cd_boxEdgeCode(m, sv[v]) - CD_FEAT_EDGE);
   }
 
-  /* clip against the four side planes of the reference face */
+  /* snap incident vertices at most tol outside a side plane onto it, then clip against the
+   * four side planes of the reference face */
+  for (int v = 0; v < 4; v++)
+    for (int e = 1; e <= 2; e++) {
+      int k = (axis + e) % 3;
+      double a = fabs(bufA[v].p[k]);
+      if (a > hf[k] && a <= hf[k] + tol) bufA[v].p[k] = bufA[v].p[k] > 0 ? hf[k] : -hf[k];
+    }
   int n = 4;
   PolyVertex *in = bufA, *tmp = bufB;
   for (int e = 1; e <= 2 && n > 0; e++) {
     int k = (axis + e) % 3;
     for (int sigma = 1; sigma >= -1 && n > 0; sigma -= 2) {
-      n = clipPlane(&f, in, n, tmp, k, sigma, hf[k] + tol);
+      n = clipPlane(&f, in, n, tmp, k, sigma, hf[k]);
       PolyVertex *sw = in;
       in = tmp;
       tmp = sw;
@@ -262,9 +271,8 @@ int cd_collideBoxBox(int ia, const cdBodyDef *A, const double xa[3], const doubl
   double d[3];
   cd_v3sub(d, xb, xa);
 
-  double smax = -INFINITY; /* the SAT separation */
   double sA = -INFINITY, sB = -INFINITY, sE = -INFINITY;
-  int iA = 0, iB = 0, eI = PREFER_NONE, eJ = PREFER_NONE;
+  int iA = 0, iB = 0, eI = NO_AXIS, eJ = NO_AXIS;
   double nE[3] = {0, 0, 1};
   double u[3], v[3], n[3];
   for (int i = 0; i < 3; i++) {
@@ -283,8 +291,8 @@ int cd_collideBoxBox(int ia, const cdBodyDef *A, const double xa[3], const doubl
       iB = j;
     }
   }
-  smax = sA > sB ? sA : sB;
-  if (smax > margin) return CD_OK;
+  /* any axis separating by more than the margin ends the test (here, and in the edge loop) */
+  if ((sA > sB ? sA : sB) > margin) return CD_OK;
   for (int i = 0; i < 3; i++) {
     axisOf(u, Ra, i);
     for (int j = 0; j < 3; j++) {
@@ -307,7 +315,7 @@ int cd_collideBoxBox(int ia, const cdBodyDef *A, const double xa[3], const doubl
   /* the preferred axis: A's face, unless B's face or an edge pair is clearly better */
   int refB = sB > sA + k_rel * fabs(sA) + tol;
   double sF = refB ? sB : sA;
-  if (eI != PREFER_NONE && sE > sF + k_rel * fabs(sF) + tol) {
+  if (eI != NO_AXIS && sE > sF + k_rel * fabs(sF) + tol) {
     if (cd_v3dot(nE, d) < 0) cd_v3scale(nE, nE, -1.0);
     return edgeContact(ia, xa, Ra, ha, eI, ib, xb, Rb, hb, eJ, nE, out);
   }

@@ -14,8 +14,8 @@
  * Dispatch (a < b): sphere-sphere (solid, or inside a hollow sphere, see narrowphase.c),
  * sphere-box either order, box-box; the ground against every body that is not fixed, with
  * no pair search. Fixed-fixed pairs are skipped. A body whose pose or velocity is not finite
- * gets no contact (its enlarged box is not finite, and NaN gaps fail every gap <= margin
- * test): the step's own finiteness check reports such a state.
+ * gets no contact (its enlarged box is not finite: the broad phase leaves it out, and so does
+ * the ground loop); the step's own finiteness check reports such a state.
  *
  * Output order: cd_contactSetSort by key (a, b, feature a, feature b): deterministic.
  * v may be NULL (bodies at rest: the margin is then the fixed part only).
@@ -74,6 +74,12 @@ cdCollider *cd_colliderMake(const cdScene *scene) {
   return c;
 }
 
+static int boxFinite(const double b[6]) {
+  for (int k = 0; k < 6; k++)
+    if (!isfinite(b[k])) return 0;
+  return 1;
+}
+
 /* the pair (ia < ib) to its narrow-phase function */
 static int collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
                        cdContactSet *out) {
@@ -115,7 +121,7 @@ int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const doubl
 
   if (scene->has_ground) {
     for (int i = 0; i < n; i++) {
-      if (c->fixed[i]) continue;
+      if (c->fixed[i] || !boxFinite(&c->aabb[6 * i])) continue;
       const cdBodyDef *b = &scene->body[i];
       double margin = cd_collideMargin(c->speed[i], dt, c->size[i]);
       if (b->shape == CD_SPHERE)
@@ -125,6 +131,7 @@ int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const doubl
       if (rc) return rc;
     }
   }
-  cd_contactSetSort(out);
+  /* 0 or 1 contacts are sorted already (and con may still be NULL, which qsort must not see) */
+  if (out->ncon > 1) cd_contactSetSort(out);
   return CD_OK;
 }
