@@ -830,7 +830,7 @@ static const cdParamSpec kParams[] = {
     {"stiffness", offsetof(cdMaterial, stiffness), {0, 0, 1, 0}},
     {"damping", offsetof(cdMaterial, damping), {0, 0, 2, 0}},
     {"stiffness_exponent", offsetof(cdMaterial, stiffness_exponent), {0, 10, 1, 2}},
-    {"impact_model", offsetof(cdMaterial, impact_model), {0, 2, 2, 2}},
+    {"impact_model", offsetof(cdMaterial, impact_model), {0, 0, 0, 0}}, /* an int: 0, 1 or 2 */
     {"min_impact_velocity", offsetof(cdMaterial, min_impact_velocity), {0, 0, 2, 0}},
     {"friction_regularization", offsetof(cdMaterial, friction_regularization), {0, 0, 1, 0}},
     {"pull_off_force", offsetof(cdMaterial, pull_off_force), {0, 0, 2, 0}},
@@ -849,7 +849,14 @@ static void materialParams(cdCtx *c, const cJSON *obj, cdMaterial *m) {
     if (!v[k]) continue;
     double x = 0;
     if (strcmp(kParams[k].key, "impact_model") == 0) {
-      if (integerAt(c, v[k], kParams[k].key, &kParams[k].range, &x)) m->impact_model = (int)x;
+      if (!integerAt(c, v[k], kParams[k].key, &kAny, &x)) continue;
+      if (x == 0 || x == 1 || x == 2) {
+        m->impact_model = (int)x;
+      } else {
+        size_t s = pathPush(c, kParams[k].key);
+        bad(c, v[k], NULL, "must be 0, 1 or 2");
+        pathPop(c, s);
+      }
     } else if (numberAt(c, v[k], kParams[k].key, &kParams[k].range, &x)) {
       memcpy((char *)m + kParams[k].offset, &x, sizeof x);
     }
