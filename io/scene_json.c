@@ -24,7 +24,7 @@
  * strings, the path) is printed with control characters and invalid UTF-8 as \xNN, so a
  * message is always one line.
  *
- * Defaults and rules (README.md "Scene files" documents the same):
+ * Defaults and rules (scenes/README.md sums them up):
  *   model             "lcp" | "ccp" | "penalty"; default "lcp"
  *   gravity           [0, 0, -9.81]
  *   dt                0.01; in (0, 10]
@@ -1375,6 +1375,7 @@ int cd_sceneLoad(const char *path, const char *text, const cdSceneSet *sets, int
   memset(scene, 0, sizeof *scene);
   if (effective) *effective = NULL;
   const char *file = path ? path : "scene";
+  if (!sets) nset = 0;
 
   /* cJSON allocates through cd_malloc from here on (see the top of the file) */
   cJSON_Hooks hooks = {cd_malloc, cd_free};

@@ -467,6 +467,24 @@ CD_TEST(everyFailedAllocationGivesOutOfMemoryWithoutLeaks) {
   }
 }
 
+CD_TEST(errorBufferIsNeverOverrunAndMissingFilesAreReported) {
+  const char *bad = "{\"dt\": -1, \"bodies\": []}";
+  cdScene s;
+  int rc = loadText(bad, NULL, 0, &s, NULL, NULL, 0);
+  CHECK(rc == 2);
+  char small[16];
+  memset(small, 'x', sizeof small);
+  rc = loadText(bad, NULL, 0, &s, NULL, small, 8);
+  /* no whole line fits in 8 bytes: nothing is written but the terminator */
+  CHECK(rc == 2 && small[0] == '\0' && small[8] == 'x');
+  char err[512];
+  rc = cd_sceneLoad("no-such-dir/no-such-scene.json", NULL, NULL, 0, &s, NULL, err, sizeof err);
+  CHECK(rc == 2);
+  CHECK_MSG(strcmp(err, "no-such-dir/no-such-scene.json: cannot open: No such file or directory\n") == 0, "%s", err);
+  rc = cd_sceneLoad(root(), NULL, NULL, 0, &s, NULL, err, sizeof err);
+  CHECK_MSG(rc == 2 && strstr(err, "cannot read: Is a directory") != NULL, "%s", err);
+}
+
 /* a tiny deterministic generator for the mutation test */
 static unsigned long lcg(unsigned long *x) {
   *x = *x * 6364136223846793005UL + 1442695040888963407UL;
