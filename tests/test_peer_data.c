@@ -296,3 +296,127 @@ CD_TEST(everyFcDatFileParsesWithConsistentSizes) {
   }
   printf("    fc-dat: %d of %d files parsed\n", parsed, n);
 }
+
+CD_TEST(everyFclibFileParsesWithConsistentSizes) {
+  PEER_OR_SKIP(dir);
+  static const cdFcInv inv[] = {
+      {"Capsules-i125-1213.hdf5", 286, 3, 0, 0},
+      {"LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", 60, 3, 0, 0},
+      {"local_problem_test.hdf5", 48, 3, 0, 0},
+      {"Box_Stacks-i0122-82-5.hdf5", 82, 3, 1, 1},
+      {"Spheres-i099-356-679.hdf5", 356, 3, 1, 1},
+      {"spheres-in-a-box-98-i10000-256-10.hdf5", 256, 3, 1, 1},
+      {"CubeH8.hdf5", 1, 3, 1, 1},
+      {"LMGC_GlobalFrictionContactProblem00046.hdf5", 9, 3, 1, 1},
+      {"LMGC_GFC3D-i00001-1-00000.hdf5", 1, 3, 1, 1},
+      {"LMGC_GFC3D-i00501-4-00000.hdf5", 4, 3, 1, 1},
+  };
+  int parsed = 0, n = (int)(sizeof inv / sizeof inv[0]);
+  for (int f = 0; f < n; f++) {
+    char p[1024];
+    peerPath(p, sizeof p, dir, "fclib", inv[f].name);
+    parsed += checkFcFile(p, &inv[f], cd_peerFclibRead) == 0;
+  }
+  printf("    fclib: %d of %d local/global files parsed; Chute-ndof-768-nc-4-3.hdf5 (rolling) is out of scope\n",
+         parsed, n);
+}
+
+CD_TEST(rollingFclibFileIsRejectedWithReason) {
+  PEER_OR_SKIP(dir);
+  char p[1024], err[512] = "";
+  cdContactProblem prob;
+  peerPath(p, sizeof p, dir, "fclib", "Chute-ndof-768-nc-4-3.hdf5");
+  int rc = cd_peerFclibRead(p, &prob, err, sizeof err);
+  CHECK(rc == CD_PEER_ERR_INPUT);
+  CHECK_MSG(strstr(err, "rolling friction problem: not supported") != NULL, "message: %s", err);
+  CHECK(prob.ncon == 0 && prob.G.val == NULL && prob.g == NULL);
+  printf("    Chute-ndof-768-nc-4-3.hdf5 skipped: %s\n", err);
+}
+
+/* G as a dense (3 ncon x 3 ncon) row-major matrix */
+static double *denseOf(const cdBlockMatrix *G) {
+  size_t n = 3 * (size_t)G->nblock;
+  double *A = calloc(n * n + 1, sizeof(double));
+  if (!A) return NULL;
+  for (int i = 0; i < G->nblock; i++)
+    for (int k = G->rowptr[i]; k < G->rowptr[i + 1]; k++)
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) A[(3 * (size_t)i + r) * n + 3 * (size_t)G->col[k] + c] = G->val[9 * (size_t)k + 3 * r + c];
+  return A;
+}
+
+/* both files read, the same problem to tol relative to the largest entry */
+static void checkSameProblem(const char *dir, const char *n1, const char *n2, double tol) {
+  char p1[1024], p2[1024], err[512];
+  cdContactProblem a, b;
+  peerPath(p1, sizeof p1, dir, "fc-dat", n1);
+  peerPath(p2, sizeof p2, dir, "fc-dat", n2);
+  int ra = cd_peerFcRead(p1, &a, err, sizeof err);
+  CHECK_MSG(ra == 0, "%s", err);
+  int rb = cd_peerFcRead(p2, &b, err, sizeof err);
+  CHECK_MSG(rb == 0, "%s", err);
+  if (ra == 0 && rb == 0 && a.ncon == b.ncon) {
+    size_t n = 3 * (size_t)a.ncon;
+    double *A = denseOf(&a.G), *B = denseOf(&b.G), amax = 0, diff = 0;
+    CHECK(A && B);
+    if (A && B)
+      for (size_t k = 0; k < n * n; k++) {
+        amax = fmax(amax, fabs(A[k]));
+        diff = fmax(diff, fabs(A[k] - B[k]));
+      }
+    CHECK(amax > 0);
+    CHECK_MSG(diff <= tol * amax, "%s vs %s: G differs by %.3g (max %.3g)", n1, n2, diff, amax);
+    for (size_t k = 0; k < n; k++) CHECK_NEAR(a.g[k], b.g[k], tol * (1 + fabs(a.g[k])));
+    for (int i = 0; i < a.ncon; i++) CHECK(a.mu[i] == b.mu[i]);
+    free(A);
+    free(B);
+  } else {
+    CHECK(ra != 0 || rb != 0 || a.ncon == b.ncon);
+  }
+  cd_contactProblemFree(&a);
+  cd_contactProblemFree(&b);
+}
+
+CD_TEST(fc3dExample1DenseAndSbmGiveTheSameProblem) {
+  PEER_OR_SKIP(dir);
+  /* both storages print %32.24e, full double precision */
+  checkSameProblem(dir, "FC3D_Example1.dat", "FC3D_Example1_SBM.dat", 1e-15);
+}
+
+CD_TEST(gfc3dExample0DenseAndSbmCondenseToTheSameProblem) {
+  PEER_OR_SKIP(dir);
+  checkSameProblem(dir, "GFC3D_Example0.dat", "GFC3D_Example0_SBM.dat", 1e-14);
+}
+
+CD_TEST(globalDatFilesCondenseToTheirHandComputedLocalForm) {
+  PEER_OR_SKIP(dir);
+  /* Example00: M = I, H = I, f = -1, w = 0, so W = I and q = -1. Read as a local file it
+   * would give q = (0, 3, 3) (the H header), so this also checks the content rule.
+   * badly_scaled: M = diag(1e-4, 1, 1e4): W = M^-1, q = M^-1 f.
+   * Example0: M = I (9), H = [I; 0; -I], f = (-3,-3,-3, -1,1,3, -1,1,3), w = 0:
+   * W = 2 I, q = f[0..2] - f[6..8] = (-2, -4, -6). */
+  static const struct {
+    const char *name;
+    double Wd[3], q[3];
+  } cases[] = {{"GFC3D_Example00.dat", {1, 1, 1}, {-1, -1, -1}},
+               {"GFC3D_Example00_badly_scaled.dat", {1e4, 1, 1e-4}, {-1e4, -1, -1e-4}},
+               {"GFC3D_Example0.dat", {2, 2, 2}, {-2, -4, -6}}};
+  for (int c = 0; c < 3; c++) {
+    char p[1024], err[512];
+    cdContactProblem prob;
+    peerPath(p, sizeof p, dir, "fc-dat", cases[c].name);
+    int rc = cd_peerFcRead(p, &prob, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    if (rc) continue;
+    CHECK(prob.ncon == 1 && prob.G.nnzb == 1);
+    if (prob.ncon == 1 && prob.G.nnzb == 1) {
+      const double *B = prob.G.val;
+      for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+          CHECK_NEAR(B[3 * r + k], r == k ? cases[c].Wd[r] : 0.0, 1e-15 * cases[c].Wd[r] + 1e-300);
+      for (int r = 0; r < 3; r++) CHECK_NEAR(prob.g[r], cases[c].q[r], 1e-15 * fabs(cases[c].q[r]));
+      CHECK_NEAR(prob.mu[0], 0.1, 1e-16);
+    }
+    cd_contactProblemFree(&prob);
+  }
+}
