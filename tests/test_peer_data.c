@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+#include <unistd.h>
+
 #include "alloc.h"
+#include "backend.h"
 #include "peer_data.h"
 #include "test.h"
 
@@ -418,5 +422,303 @@ CD_TEST(globalDatFilesCondenseToTheirHandComputedLocalForm) {
       CHECK_NEAR(prob.mu[0], 0.1, 1e-16);
     }
     cd_contactProblemFree(&prob);
+  }
+}
+
+/* ---- the condensation against a dense computation done here ---- */
+
+/* n values of dataset name (ints or doubles) in group g, or NULL */
+static void *h5All(hid_t g, const char *name, hid_t type, size_t elsize, size_t *n) {
+  hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+  if (ds < 0) return NULL;
+  hid_t sp = H5Dget_space(ds);
+  hssize_t np = H5Sget_simple_extent_npoints(sp);
+  void *a = np >= 0 ? calloc((size_t)np + 1, elsize) : NULL;
+  if (a && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, a) < 0) {
+    free(a);
+    a = NULL;
+  }
+  H5Sclose(sp);
+  H5Dclose(ds);
+  *n = a ? (size_t)np : 0;
+  return a;
+}
+
+/* a triplet (nz >= 0) FCLIB matrix group as a dense column-major (m x n) array */
+static double *h5DenseTriplet(hid_t g, const char *name, int *m, int *n) {
+  char b[64];
+  size_t k1, k2, k3;
+  snprintf(b, sizeof b, "%s/m", name);
+  int *pm = h5All(g, b, H5T_NATIVE_INT, sizeof(int), &k1);
+  snprintf(b, sizeof b, "%s/n", name);
+  int *pn = h5All(g, b, H5T_NATIVE_INT, sizeof(int), &k2);
+  snprintf(b, sizeof b, "%s/nz", name);
+  int *pz = h5All(g, b, H5T_NATIVE_INT, sizeof(int), &k3);
+  double *A = NULL;
+  if (pm && pn && pz && *pz >= 0) {
+    *m = *pm;
+    *n = *pn;
+    snprintf(b, sizeof b, "%s/i", name);
+    int *ii = h5All(g, b, H5T_NATIVE_INT, sizeof(int), &k1);
+    snprintf(b, sizeof b, "%s/p", name);
+    int *pp = h5All(g, b, H5T_NATIVE_INT, sizeof(int), &k2);
+    snprintf(b, sizeof b, "%s/x", name);
+    double *xx = h5All(g, b, H5T_NATIVE_DOUBLE, sizeof(double), &k3);
+    A = calloc((size_t)*m * (size_t)*n + 1, sizeof(double));
+    if (ii && pp && xx && A)
+      for (int k = 0; k < *pz; k++) A[(size_t)ii[k] + (size_t)*m * (size_t)pp[k]] += xx[k]; /* i row, p column */
+    free(ii);
+    free(pp);
+    free(xx);
+  }
+  free(pm);
+  free(pn);
+  free(pz);
+  return A;
+}
+
+/* solves A X = B (A n x n, B n x k, column-major; both overwritten, X in B) by Gaussian
+ * elimination with partial pivoting: a method independent of the reader's Cholesky */
+static void denseSolve(double *A, double *B, int n, int k) {
+  for (int c = 0; c < n; c++) {
+    int piv = c;
+    for (int r = c + 1; r < n; r++)
+      if (fabs(A[r + n * c]) > fabs(A[piv + n * c])) piv = r;
+    for (int j = 0; j < n; j++) {
+      double t = A[c + n * j];
+      A[c + n * j] = A[piv + n * j];
+      A[piv + n * j] = t;
+    }
+    for (int j = 0; j < k; j++) {
+      double t = B[c + n * j];
+      B[c + n * j] = B[piv + n * j];
+      B[piv + n * j] = t;
+    }
+    for (int r = c + 1; r < n; r++) {
+      double l = A[r + n * c] / A[c + n * c];
+      for (int j = c; j < n; j++) A[r + n * j] -= l * A[c + n * j];
+      for (int j = 0; j < k; j++) B[r + n * j] -= l * B[c + n * j];
+    }
+  }
+  for (int j = 0; j < k; j++)
+    for (int r = n - 1; r >= 0; r--) {
+      double s = B[r + n * j];
+      for (int c = r + 1; c < n; c++) s -= A[r + n * c] * B[c + n * j];
+      B[r + n * j] = s / A[r + n * r];
+    }
+}
+
+CD_TEST(globalFemProblemCondensesToDenseHtMinvH) {
+  PEER_OR_SKIP(dir);
+  /* LMGC_GFC3D-i00001-1-00000: 48 dof, 1 contact, a full FEM block M in triplet form */
+  char p[1024], err[512];
+  peerPath(p, sizeof p, dir, "fclib", "LMGC_GFC3D-i00001-1-00000.hdf5");
+  cdContactProblem prob;
+  int rc = cd_peerFclibRead(p, &prob, err, sizeof err);
+  CHECK_MSG(rc == 0, "%s", err);
+  if (rc) return;
+  hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CHECK(f >= 0);
+  if (f < 0) {
+    cd_contactProblemFree(&prob);
+    return;
+  }
+  hid_t g = H5Gopen2(f, "fclib_global", H5P_DEFAULT);
+  int nd = 0, nd2 = 0, hr = 0, m = 0;
+  double *M = h5DenseTriplet(g, "M", &nd, &nd2), *H = h5DenseTriplet(g, "H", &hr, &m);
+  size_t nf = 0, nw = 0;
+  double *fv = h5All(g, "vectors/f", H5T_NATIVE_DOUBLE, sizeof(double), &nf);
+  double *wv = h5All(g, "vectors/w", H5T_NATIVE_DOUBLE, sizeof(double), &nw);
+  H5Gclose(g);
+  H5Fclose(f);
+  CHECK(M && H && fv && wv && nd == 48 && nd2 == 48 && hr == 48 && m == 3 && nf == 48 && nw == 3);
+  if (M && H && fv && wv && nd == 48 && hr == 48 && m == 3 && nf == 48 && nw == 3 && prob.ncon == 1) {
+    /* X = M^-1 [H f] */
+    double *X = calloc((size_t)nd * 4, sizeof(double));
+    if (X) {
+      memcpy(X, H, sizeof(double) * (size_t)nd * 3);
+      memcpy(X + 3 * nd, fv, sizeof(double) * (size_t)nd);
+      denseSolve(M, X, nd, 4);
+      double W[9], q[3], wmax = 0, wdiff = 0, qmax = 0, qdiff = 0;
+      for (int r = 0; r < 3; r++) {
+        q[r] = wv[r];
+        for (int k = 0; k < nd; k++) q[r] += H[k + nd * r] * X[k + nd * 3];
+        for (int c = 0; c < 3; c++) {
+          W[3 * r + c] = 0;
+          for (int k = 0; k < nd; k++) W[3 * r + c] += H[k + nd * r] * X[k + nd * c];
+        }
+      }
+      const double *B = &prob.G.val[9 * (size_t)prob.G.diag[0]];
+      for (int e = 0; e < 9; e++) {
+        wmax = fmax(wmax, fabs(W[e]));
+        wdiff = fmax(wdiff, fabs(W[e] - B[e]));
+      }
+      for (int r = 0; r < 3; r++) {
+        qmax = fmax(qmax, fabs(q[r]));
+        qdiff = fmax(qdiff, fabs(q[r] - prob.g[r]));
+      }
+      printf("    LMGC_GFC3D-i00001: |W - W_dense| / |W| = %.2g, |q - q_dense| / |q| = %.2g\n", wdiff / wmax,
+             qdiff / qmax);
+      CHECK(wmax > 0 && qmax > 0);
+      /* two backward-stable solves of the same system: they agree to cond(M) eps; M here
+       * is a well-scaled FEM block, 1e-9 leaves cond(M) up to 1e6 */
+      CHECK_MSG(wdiff <= 1e-9 * wmax, "W differs by %.3g (max %.3g)", wdiff, wmax);
+      CHECK_MSG(qdiff <= 1e-9 * qmax, "q differs by %.3g (max %.3g)", qdiff, qmax);
+      free(X);
+    }
+  }
+  free(M);
+  free(H);
+  free(fv);
+  free(wv);
+  cd_contactProblemFree(&prob);
+}
+
+/* ---- bad input ---- */
+
+static int writeFile(const char *path, const void *data, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  if (!fp) return -1;
+  size_t w = fwrite(data, 1, n, fp);
+  return fclose(fp) == 0 && w == n ? 0 : -1;
+}
+
+/* the first frac of file src written to dst */
+static int writeTruncated(const char *src, const char *dst, double frac) {
+  FILE *fp = fopen(src, "rb");
+  if (!fp) return -1;
+  fseek(fp, 0, SEEK_END);
+  long n = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  size_t keep = (size_t)((double)n * frac);
+  char *buf = malloc(keep + 1);
+  int rc = buf && fread(buf, 1, keep, fp) == keep ? writeFile(dst, buf, keep) : -1;
+  fclose(fp);
+  free(buf);
+  return rc;
+}
+
+CD_TEST(missingAndTruncatedFilesGiveAnErrorMessage) {
+  const char *missing = "/tmp/cdsim-peer-no-such-file.dat";
+  char err[512];
+  cdPeerLcp lcp;
+  cdContactProblem prob;
+  err[0] = 0;
+  CHECK(cd_peerLcpRead(missing, &lcp, err, sizeof err) != 0 && strstr(err, missing));
+  err[0] = 0;
+  CHECK(cd_peerFcRead(missing, &prob, err, sizeof err) != 0 && strstr(err, missing));
+  err[0] = 0;
+  CHECK(cd_peerFclibRead(missing, &prob, err, sizeof err) != 0 && strstr(err, missing));
+  PEER_OR_SKIP(dir);
+  static const struct {
+    const char *sub, *name;
+    int kind; /* 0 lcp, 1 fc-dat, 2 fclib */
+  } cases[] = {{"lcp", "lcp_ortiz_block.dat", 0},         {"fc-dat", "FC3D_Example1_SBM.dat", 1},
+               {"fc-dat", "GFC3D_OneContact.dat", 1},     {"fc-dat", "fc2d_granularflowonwall_00667_00000.dat", 1},
+               {"fc-dat", "gfc2d_granularflowonwall_00069_00350.dat", 1},
+               {"fclib", "LMGC_GFC3D-i00001-1-00000.hdf5", 2}, {"fclib", "Capsules-i125-1213.hdf5", 2}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char src[1024], dst[256];
+    peerPath(src, sizeof src, dir, cases[c].sub, cases[c].name);
+    snprintf(dst, sizeof dst, "/tmp/cdsim-peer-truncated-%d-%s", (int)getpid(), cases[c].name);
+    /* 0.9 still removes whole trailing values in these files (a cut inside the last number
+     * leaves a shorter valid number, which no reader can tell from the real one) */
+    const double fracs[2] = {0.5, 0.9};
+    for (int k = 0; k < 2; k++) {
+      CHECK(writeTruncated(src, dst, fracs[k]) == 0);
+      err[0] = 0;
+      long live = cd_allocLive();
+      int rc = cases[c].kind == 0   ? cd_peerLcpRead(dst, &lcp, err, sizeof err)
+               : cases[c].kind == 1 ? cd_peerFcRead(dst, &prob, err, sizeof err)
+                                    : cd_peerFclibRead(dst, &prob, err, sizeof err);
+      CHECK_MSG(rc != 0, "%s cut to %.0f%% was accepted", cases[c].name, 100 * fracs[k]);
+      if (rc == 0) {
+        if (cases[c].kind == 0) cd_peerLcpFree(&lcp);
+        else cd_contactProblemFree(&prob);
+      }
+      CHECK_MSG(strstr(err, dst) != NULL, "message names the file: '%s'", err);
+      CHECK_MSG(cd_allocLive() == live, "%s: %ld blocks leaked", cases[c].name, cd_allocLive() - live);
+      if (k == 0) printf("    %s\n", err);
+    }
+    remove(dst);
+  }
+}
+
+/* writes a global fc-dat file with a dense 3x3 M, H = I, f = -1, w = 0 and reads it */
+static int readGlobalWithMass(const double M[9], char *err, size_t errlen) {
+  char path[256], text[2048];
+  snprintf(path, sizeof path, "/tmp/cdsim-peer-mass-%d.dat", (int)getpid());
+  int n = snprintf(text, sizeof text,
+                   "3\n1\n0\n3\n3\n3 3\n%g %g %g\n%g %g %g\n%g %g %g\n0\n3\n3\n3 3\n1 0 0\n0 1 0\n0 0 1\n"
+                   "-1 -1 -1\n0 0 0\n0.5\n",
+                   M[0], M[1], M[2], M[3], M[4], M[5], M[6], M[7], M[8]);
+  if (writeFile(path, text, (size_t)n)) return -100;
+  cdContactProblem prob;
+  int rc = cd_peerFcRead(path, &prob, err, errlen);
+  if (rc == 0) cd_contactProblemFree(&prob);
+  remove(path);
+  return rc;
+}
+
+CD_TEST(globalProblemWithBadMassMatrixIsReported) {
+  char err[512];
+  const double spd[9] = {2, 1, 0, 1, 2, 0, 0, 0, 1};
+  const double indefinite[9] = {1, 0, 0, 0, -1, 0, 0, 0, 1};
+  const double unsymmetric[9] = {2, 1, 0, 0, 2, 0, 0, 0, 1};
+  CHECK_MSG(readGlobalWithMass(spd, err, sizeof err) == 0, "%s", err);
+  err[0] = 0;
+  CHECK(readGlobalWithMass(indefinite, err, sizeof err) == CD_PEER_ERR_INPUT);
+  CHECK_MSG(strstr(err, "not positive definite") != NULL, "message: %s", err);
+  err[0] = 0;
+  CHECK(readGlobalWithMass(unsymmetric, err, sizeof err) == CD_PEER_ERR_INPUT);
+  CHECK_MSG(strstr(err, "not symmetric") != NULL, "message: %s", err);
+}
+
+/* ---- memory ---- */
+
+/* every allocation of a read failing in turn gives CD_ERR_NOMEM and leaks nothing */
+CD_TEST(readersSurviveEveryAllocationFailure) {
+  PEER_OR_SKIP(dir);
+  static const struct {
+    const char *sub, *name;
+    int kind;
+  } cases[] = {{"lcp", "lcp_ortiz_block.dat", 0},
+               {"fc-dat", "FrictionContactProblem00031.dat", 1},
+               {"fc-dat", "GFC3D_TwoRods1.dat", 1},
+               {"fc-dat", "gfc2d_granularflowonwall_00069_00350.dat", 1},
+               {"fclib", "local_problem_test.hdf5", 2},
+               {"fclib", "LMGC_GFC3D-i00501-4-00000.hdf5", 2}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char p[1024], err[512];
+    peerPath(p, sizeof p, dir, cases[c].sub, cases[c].name);
+    long before = cd_allocCount(), live = cd_allocLive();
+    cdPeerLcp lcp;
+    cdContactProblem prob;
+    int rc = cases[c].kind == 0   ? cd_peerLcpRead(p, &lcp, err, sizeof err)
+             : cases[c].kind == 1 ? cd_peerFcRead(p, &prob, err, sizeof err)
+                                  : cd_peerFclibRead(p, &prob, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    if (rc) continue;
+    if (cases[c].kind == 0) cd_peerLcpFree(&lcp);
+    else cd_contactProblemFree(&prob);
+    CHECK_MSG(cd_allocLive() == live, "%s leaks on success", cases[c].name);
+    long nalloc = cd_allocCount() - before;
+    int bad = 0;
+    for (long k = 1; k <= nalloc && !bad; k++) {
+      cd_allocFailAt(k);
+      rc = cases[c].kind == 0   ? cd_peerLcpRead(p, &lcp, err, sizeof err)
+           : cases[c].kind == 1 ? cd_peerFcRead(p, &prob, err, sizeof err)
+                                : cd_peerFclibRead(p, &prob, err, sizeof err);
+      cd_allocFailAt(0);
+      if (rc == 0) {
+        if (cases[c].kind == 0) cd_peerLcpFree(&lcp);
+        else cd_contactProblemFree(&prob);
+      }
+      if (rc != CD_ERR_NOMEM || cd_allocLive() != live) bad = 1;
+      CHECK_MSG(rc == CD_ERR_NOMEM, "%s: allocation %ld failing gives rc %d", cases[c].name, k, rc);
+      CHECK_MSG(cd_allocLive() == live, "%s: allocation %ld failing leaks", cases[c].name, k);
+    }
+    printf("    %s: each of %ld allocations failed in turn\n", cases[c].name, nalloc);
+    CHECK(nalloc > 0);
   }
 }
