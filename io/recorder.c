@@ -76,7 +76,12 @@
  * code, and at open a one-line message naming the path and the reason (the OS message
  * when HDF5 reports one). A failed batch write (a full disk) shrinks every dataset back
  * to the last complete batch, marks the recorder failed (later frames are refused), and
- * cd_recorderClose still tries to record the status.
+ * cd_recorderClose still tries to record the status and returns -1. HDF5 gives no
+ * guarantee after a failed write: a partially filled chunk that grew was being moved,
+ * so the frames it held before the failed batch can be lost, and a disk that fills
+ * during the very first batch (when the chunk indexes are allocated) can leave the file
+ * unreadable. tests/test_recorder.c measures the usual case: the file still opens with
+ * consistent lengths.
  */
 #include "recorder.h"
 
