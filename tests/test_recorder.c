@@ -235,8 +235,8 @@ static double potential_by_hand(const Fixture *f) {
 }
 
 /* checks that the file holds frames 0 .. F-1 of the fixture: consistent shapes and
- * offsets, and (when exact) the values written, bit for bit; returns F or -1 */
-static long check_frames_as(const char *path, int alpha_from, int exact) {
+ * offsets, and the values written, bit for bit; returns F or -1 */
+static long check_frames(const char *path, int alpha_from) {
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   CHECK_MSG(file >= 0, "cannot open %s", path);
   if (file < 0) return -1;
@@ -292,7 +292,6 @@ static long check_frames_as(const char *path, int alpha_from, int exact) {
   if (has_alpha) CHECK(alpha.rank == 2 && alpha.dims[0] == C && alpha.dims[1] == NALPHA);
   if (cd_testFailed()) goto done;
 
-  if (!exact) goto done;
   /* values, frame by frame */
   long mismatch = 0;
   double ke_err = 0;
@@ -359,8 +358,6 @@ done:;
   H5Fclose(file);
   return F;
 }
-
-static long check_frames(const char *path, int alpha_from) { return check_frames_as(path, alpha_from, 1); }
 
 /* ---- tests ----------------------------------------------------------------------- */
 
@@ -779,7 +776,7 @@ CD_TEST(recorderFullDiskIsAnErrorReturn) {
    * full disk) and writes until the recorder reports it; exit code 0 means it did, that
    * later frames were refused and that close reported the failure. The limit is past the
    * first batches: the datasets are then shrunk back to the last complete batch and the
-   * file still opens with consistent lengths. Values are not checked: HDF5 moves a
+   * file still opens with consistent lengths. Values are not read: HDF5 moves a
    * partially filled chunk when it grows, and the failed write of its new copy loses the
    * earlier frames of that chunk; a disk that fills during the first batch, when HDF5
    * allocates the chunk indexes, can leave the file unreadable. */
@@ -825,7 +822,29 @@ CD_TEST(recorderFullDiskIsAnErrorReturn) {
             WIFEXITED(status) ? "exit code" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
   struct stat st;
   CHECK(stat(path, &st) == 0 && st.st_size <= LIMIT);
-  long F = check_frames_as(path, 0, 0);
+  /* lengths only: reading a chunk lost to the failed write is not safe (HDF5 1.10.8
+   * overruns a buffer decoding it) */
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CHECK_MSG(file >= 0, "the file does not open after the disk filled");
+  long F = -1;
+  hsize_t C = 0;
+  for (int i = 0; file >= 0 && i < NLAYOUT; i++) {
+    hid_t d = H5Dopen2(file, layout[i].path, H5P_DEFAULT);
+    CHECK_MSG(d >= 0, "%s missing", layout[i].path);
+    if (d < 0) continue;
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[3] = {0};
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    if (i == 0) F = (long)dims[0];
+    if (strcmp(layout[i].path, "/contacts/bodies") == 0) C = dims[0];
+    char c = layout[i].dims[0];
+    if (c == 'F') CHECK_MSG(dims[0] == (hsize_t)F, "%s: %llu rows, /time %ld", layout[i].path, (unsigned long long)dims[0], F);
+    if (c == 'P') CHECK(dims[0] == (hsize_t)F + 1);
+    if (c == 'C' && C) CHECK_MSG(dims[0] == C, "%s: %llu rows", layout[i].path, (unsigned long long)dims[0]);
+    H5Sclose(sp);
+    H5Dclose(d);
+  }
+  if (file >= 0) H5Fclose(file);
   CHECK_MSG(F > 0 && F % 32 == 0 && F < accepted, "%ld frames kept of %d written", F, accepted);
   printf("    disk full at frame %d; the file keeps %ld frames\n", accepted, F);
   tmpdir_remove(dir, "full.h5");
