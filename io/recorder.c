@@ -478,7 +478,8 @@ static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo 
   double dt = info->dt;
   if (attr_string(r, "format", "cdsim") || attr_write(r, "format_version", H5T_STD_I32LE, H5T_NATIVE_INT, &one) ||
       attr_string(r, "model", info->model) || attr_string(r, "solver", info->solver) ||
-      attr_write(r, "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &dt) || attr_write(r, "output_every", H5T_STD_I32LE, H5T_NATIVE_INT, &every) ||
+      attr_write(r, "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &dt) ||
+      attr_write(r, "output_every", H5T_STD_I32LE, H5T_NATIVE_INT, &every) ||
       attr_string(r, "command_line", info->command_line) || attr_string(r, "scene", info->scene_json) ||
       attr_string(r, "cdsim_version", CDSIM_VERSION) || attr_string(r, "status", "running"))
     return -1;

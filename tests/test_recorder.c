@@ -838,7 +838,8 @@ CD_TEST(recorderFullDiskIsAnErrorReturn) {
     if (i == 0) F = (long)dims[0];
     if (strcmp(layout[i].path, "/contacts/bodies") == 0) C = dims[0];
     char c = layout[i].dims[0];
-    if (c == 'F') CHECK_MSG(dims[0] == (hsize_t)F, "%s: %llu rows, /time %ld", layout[i].path, (unsigned long long)dims[0], F);
+    if (c == 'F')
+      CHECK_MSG(dims[0] == (hsize_t)F, "%s: %llu rows, /time %ld", layout[i].path, (unsigned long long)dims[0], F);
     if (c == 'P') CHECK(dims[0] == (hsize_t)F + 1);
     if (c == 'C' && C) CHECK_MSG(dims[0] == C, "%s: %llu rows", layout[i].path, (unsigned long long)dims[0]);
     H5Sclose(sp);
@@ -879,10 +880,12 @@ CD_TEST(recorderFileOpensInH5pyAndH5dump) {
            "/usr/bin/python3 -c \"import h5py,sys\n"
            "f = h5py.File('%s', 'r')\n"
            "a = f.attrs\n"
-           "ok = all(isinstance(a[k], str) for k in ('format','model','solver','command_line','scene','cdsim_version','status'))\n"
+           "keys = ('format', 'model', 'solver', 'command_line', 'scene', 'cdsim_version', 'status')\n"
+           "ok = all(isinstance(a[k], str) for k in keys)\n"
            "ok = ok and a['format'] == 'cdsim' and a['status'] == 'ok' and int(a['format_version']) == 1\n"
            "ok = ok and list(f['bodies/shape'].asstr()[:]) == ['sphere', 'box', 'cube']\n"
-           "ok = ok and f['trajectory/position'].shape == (50, 3, 3) and f['contacts/offset'][-1] == f['contacts/gap'].shape[0]\n"
+           "ok = ok and f['trajectory/position'].shape == (50, 3, 3)\n"
+           "ok = ok and f['contacts/offset'][-1] == f['contacts/gap'].shape[0]\n"
            "sys.exit(0 if ok else 1)\"",
            path);
   CHECK_MSG(system(cmd) == 0, "h5py does not read the file as documented");
