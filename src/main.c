@@ -1,6 +1,7 @@
 /* main.c: the command line (DESIGN §1), and nothing else: the run is run.c. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,13 @@ static const char *const USAGE =
     "  --version, --help\n"
     "exit status: 0 ok, 1 I/O or other error, 2 bad usage or invalid scene, 3 simulation failed\n";
 
-static int usageError(const char *fmt, const char *a, const char *b) {
+__attribute__((format(printf, 1, 2))) static int usageError(const char *fmt, ...);
+static int usageError(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   fputs("cdsim: ", stderr);
-  fprintf(stderr, fmt, a, b);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
   fputs("\n(cdsim --help for usage)\n", stderr);
   return CD_EXIT_USAGE;
 }
@@ -75,7 +80,7 @@ int main(int argc, char **argv) {
     int takes = a[0] == '-' && a[1] == '-' && strcmp(a, "--quiet") && strcmp(a, "--help") &&
                 strcmp(a, "--version") && strcmp(a, "--summary");
     if (takes && !val) {
-      rc = usageError("%s needs a value%s", a, "");
+      rc = usageError("%s needs a value", a);
       break;
     }
     long l;
@@ -96,7 +101,7 @@ int main(int argc, char **argv) {
       cfg.summary = 1;
     } else if (!strcmp(a, "--model")) {
       if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "penalty"))
-        rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)%s", val, "");
+        rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)", val);
       cfg.model = val;
       i++;
     } else if (!strcmp(a, "--solver")) {
@@ -107,7 +112,7 @@ int main(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--dt")) {
       if (!(rc = parseDouble(a, val, 0, &d))) {
-        if (!(d > 0)) rc = usageError("--dt: must be > 0 (got '%s')%s", val, "");
+        if (!(d > 0)) rc = usageError("--dt: must be > 0 (got '%s')", val);
         snprintf(dtbuf, sizeof dtbuf, "%.17g", d);
         sets[cfg.nset++] = (cdSceneSet){"/dt", dtbuf};
       }
@@ -121,7 +126,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--set")) {
       const char *eq = strchr(val, '=');
       if (!eq || val[0] != '/') {
-        rc = usageError("--set: expected POINTER=JSON, e.g. /bodies/0/radius=0.1 (got '%s')%s", val, "");
+        rc = usageError("--set: expected POINTER=JSON, e.g. /bodies/0/radius=0.1 (got '%s')", val);
       } else {
         size_t n = (size_t)(eq - val);
         char *p = malloc(n + 1);
@@ -134,10 +139,10 @@ int main(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--friction-dirs")) {
       if (!(rc = parseLong(a, val, 4, 1024, &l))) cfg.bopt.friction_dirs = (int)l;
-      if (!rc && l % 2) rc = usageError("--friction-dirs: must be even (got '%s')%s", val, "");
+      if (!rc && l % 2) rc = usageError("--friction-dirs: must be even (got '%s')", val);
       i++;
     } else if (!strcmp(a, "--tolerance")) {
-      if (!(rc = parseDouble(a, val, 0, &d)) && !(d > 0)) rc = usageError("--tolerance: must be > 0 (got '%s')%s", val, "");
+      if (!(rc = parseDouble(a, val, 0, &d)) && !(d > 0)) rc = usageError("--tolerance: must be > 0 (got '%s')", val);
       cfg.bopt.tolerance = d;
       i++;
     } else if (!strcmp(a, "--max-iterations")) {
@@ -150,14 +155,14 @@ int main(int argc, char **argv) {
       if (!(rc = parseLong(a, val, 1, INT_MAX, &l))) cfg.output_every = (int)l;
       i++;
     } else if (a[0] == '-' && a[1]) {
-      rc = usageError("unknown option '%s'%s", a, "");
+      rc = usageError("unknown option '%s'", a);
     } else if (cfg.scene_path) {
       rc = usageError("one scene file only (got '%s' and '%s')", cfg.scene_path, a);
     } else {
       cfg.scene_path = a;
     }
   }
-  if (!rc && !cfg.scene_path) rc = usageError("no scene file given%s%s", "", "");
+  if (!rc && !cfg.scene_path) rc = usageError("no scene file given");
   if (!rc) {
     /* the command line as typed, for the output file */
     size_t len = 1;
