@@ -55,9 +55,10 @@ typedef struct {
   double *Binv;            /* (n x n) row-major basis inverse */
   double *xB;              /* (n) values of the basic variables */
   double *d;               /* (n) B^-1 times the entering column */
-  double *col;             /* (n) the entering column */
+  double *col;             /* (n) the entering column's non-zeros (rows in cand) */
   int *basis;              /* (n) variable of each row: w_i = i, z_j = n + j, z0 = 2n */
   int *cand;               /* (n) candidate rows of the ratio test */
+  int *nzrow;              /* (n) non-zero columns of the pivot row */
 } cdLemke;
 
 size_t cd_lemkeWorkSize(int n) {
@@ -136,17 +137,27 @@ static void lemkeColumn(cdLemke *L, int v) {
     for (int i = 0; i < n; i++) L->d[i] = L->Binv[(size_t)i * (size_t)n + (size_t)v];
     return;
   }
+  /* the column's non-zeros (cand is free until the ratio test): contact LCP columns have
+   * few, so the product costs n nnz instead of n^2 */
+  int nz = 0;
   if (v < 2 * n) {
     int j = v - n;
     const double *Aj = &L->A[(size_t)j * (size_t)n];
-    for (int k = 0; k < n; k++) L->col[k] = -L->r[k] * Aj[k] * L->c[j];
+    for (int k = 0; k < n; k++)
+      if (Aj[k] != 0.0) {
+        L->col[nz] = -L->r[k] * Aj[k] * L->c[j];
+        L->cand[nz++] = k;
+      }
   } else {
-    for (int k = 0; k < n; k++) L->col[k] = -1.0;
+    for (int k = 0; k < n; k++) {
+      L->col[nz] = -1.0;
+      L->cand[nz++] = k;
+    }
   }
   for (int i = 0; i < n; i++) {
     const double *Bi = &L->Binv[(size_t)i * (size_t)n];
     double s = 0.0;
-    for (int k = 0; k < n; k++) s += Bi[k] * L->col[k];
+    for (int t = 0; t < nz; t++) s += Bi[L->cand[t]] * L->col[t];
     L->d[i] = s;
   }
 }
@@ -195,13 +206,18 @@ static void lemkePivot(cdLemke *L, int r) {
   int n = L->n;
   double *Br = &L->Binv[(size_t)r * (size_t)n];
   double inv = 1.0 / L->d[r];
-  for (int k = 0; k < n; k++) Br[k] *= inv;
+  /* B^-1 of a contact LCP stays sparse: update only the pivot row's non-zeros */
+  int nz = 0;
+  for (int k = 0; k < n; k++) {
+    Br[k] *= inv;
+    if (Br[k] != 0.0) L->nzrow[nz++] = k;
+  }
   L->xB[r] *= inv;
   for (int i = 0; i < n; i++) {
     double f = L->d[i];
     if (i == r || f == 0.0) continue;
     double *Bi = &L->Binv[(size_t)i * (size_t)n];
-    for (int k = 0; k < n; k++) Bi[k] -= f * Br[k];
+    for (int t = 0; t < nz; t++) Bi[L->nzrow[t]] -= f * Br[L->nzrow[t]];
     L->xB[i] -= f * L->xB[r];
   }
 }
@@ -310,7 +326,8 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
   int *iw = (int *)(void *)(t2 + nn);
   L.basis = iw;
   L.cand = iw + nn;
-  int *piv = L.cand + nn; /* (n + 1) */
+  int *piv = L.cand + nn; /* (n + 1): the refinement's LU pivots */
+  L.nzrow = piv;
 
   st.scaled = lemkeScale(n, A, scale, r, c, t1, t2);
   double bnorm = 0.0;
