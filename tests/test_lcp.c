@@ -569,3 +569,79 @@ CD_TEST(lcpReportsAllocationFailureWithoutLeaking) {
   cd_contactSetFree(&cs);
   cd_contactProblemFree(&p);
 }
+
+/* ---- a cube on four corner contacts (one step of the sliding-cube scene) ---- */
+
+/* unit-mass cube of edge 2h resting on the ground, moving at (vx, vy, -g dt) after the free
+ * step: four contacts at the bottom corners, normal +z, t1 = x, t2 = y. J is 12 x 6, so G
+ * (rank 6) is singular and the normal impulses are statically indeterminate: only the
+ * resulting body velocity is determined. Minv: (6 x 6) row-major, J (12 x 6) out. */
+static int cubeProblem(cdContactProblem *p, double h, double vx, double vy, double gdt, double mu, double *J,
+                       double *Minv, double *vf) {
+  const double inertia = 2.0 * h * h / 3.0; /* m (2h)^2 / 6 for m = 1 */
+  memset(Minv, 0, 36 * sizeof *Minv);
+  for (int t = 0; t < 3; t++) {
+    Minv[t * 6 + t] = 1.0;
+    Minv[(3 + t) * 6 + 3 + t] = 1.0 / inertia;
+  }
+  const double dirs[3][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}};
+  memset(J, 0, 72 * sizeof *J);
+  for (int i = 0; i < 4; i++) {
+    double r[3] = {i & 1 ? h : -h, i & 2 ? h : -h, -h}, rxd[3];
+    for (int row = 0; row < 3; row++) {
+      cross(r, dirs[row], rxd);
+      for (int t = 0; t < 3; t++) {
+        J[(3 * i + row) * 6 + t] = dirs[row][t];
+        J[(3 * i + row) * 6 + 3 + t] = rxd[t];
+      }
+    }
+  }
+  vf[0] = vx, vf[1] = vy, vf[2] = -gdt, vf[3] = vf[4] = vf[5] = 0.0;
+  double Gd[144], g[12], mus[4] = {mu, mu, mu, mu};
+  for (int r = 0; r < 12; r++) {
+    g[r] = 0.0;
+    for (int a = 0; a < 6; a++) g[r] += J[r * 6 + a] * vf[a];
+    for (int c = 0; c < 12; c++) {
+      double s = 0.0;
+      for (int a = 0; a < 6; a++) s += J[r * 6 + a] * Minv[a * 6 + a] * J[c * 6 + a];
+      Gd[r * 12 + c] = s;
+    }
+  }
+  return problemFromDense(p, 4, Gd, g, mus);
+}
+
+CD_TEST(lcpSlidingCubeKeepsAllFourCornersOnTheGround) {
+  /* v0 = 2 along x, mu = 0.5, dt = 0.01: after the step the cube moves at v0 - mu g dt,
+   * with zero vertical and angular velocity (no lift, no tipping), every corner's normal
+   * velocity 0 and the total normal impulse m g dt */
+  const double h = 0.1, gdt = 9.81 * 0.01, mu = 0.5, v0 = 2.0;
+  const char *solvers[2] = {"lemke", "bgs"};
+  for (int si = 0; si < 2; si++)
+    for (int m = 4; m <= 8; m += 4) {
+      cdContactProblem p;
+      double J[72], Minv[36], vf[6], v[6];
+      CHECK(cubeProblem(&p, h, v0, 0.0, gdt, mu, J, Minv, vf) == 0);
+      cdSolveStats st;
+      CHECK(backendSolve(&p, NULL, solvers[si], m, 1e-12, &st, NULL, 0) == CD_OK);
+      CHECK_MSG(st.converged, "%s m = %d: residual %.3g after %d iterations", solvers[si], m, st.residual,
+                st.iterations);
+      for (int a = 0; a < 6; a++) {
+        double s = 0.0;
+        for (int r = 0; r < 12; r++) s += Minv[a * 6 + a] * J[r * 6 + a] * p.lambda[r];
+        v[a] = vf[a] + s;
+      }
+      double ln = 0.0;
+      for (int i = 0; i < 4; i++) {
+        ln += p.lambda[3 * i];
+        double cn = 0.0;
+        for (int a = 0; a < 6; a++) cn += J[(3 * i) * 6 + a] * v[a];
+        CHECK_NEAR(cn, 0.0, 1e-10);
+      }
+      printf("    %s m = %d: %d iterations, residual %.1e, v+ = (%.12f, %.1e, %.1e), omega = (%.1e, %.1e, %.1e)\n",
+             solvers[si], m, st.iterations, st.residual, v[0], v[1], v[2], v[3], v[4], v[5]);
+      CHECK_NEAR(ln, gdt, 1e-10);
+      CHECK_NEAR(v[0], v0 - mu * gdt, 1e-10);
+      for (int a = 1; a < 6; a++) CHECK_NEAR(v[a], 0.0, 1e-9);
+      cd_contactProblemFree(&p);
+    }
+}
