@@ -75,7 +75,10 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdLemkeOptions lo = {.work = lw};
   const cdBlockMatrix *G = &p->G;
   while (!(bestres <= tol) && st.sweeps < maxs) {
-    for (int i = 0; i < nc; i++) {
+    for (int ii = 0; ii < nc; ii++) {
+      /* odd sweeps run backwards (symmetric Gauss-Seidel): information then travels both
+       * ways along a chain of contacts such as a stack within one pair of sweeps */
+      int i = st.sweeps % 2 ? nc - 1 - ii : ii;
       /* c = g_i + sum_{j != i} G_ij lambda_j */
       double c0 = p->g[3 * i], c1 = p->g[3 * i + 1], c2 = p->g[3 * i + 2];
       for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
