@@ -26,6 +26,7 @@
 #define CD_CCP_ITER_MAXIT 2000
 #define CD_CCP_PRIMAL_TOL 1e-8
 #define CD_CCP_PRIMAL_MAXIT 100
+#define CD_CCP_PRIMAL_POLISH 2000 /* at most this many Gauss-Seidel sweeps polish the IPM result */
 
 typedef struct cdCcpParams {
   double tolerance;   /* stop when the shared residual (cone.h) is <= this */

@@ -33,12 +33,29 @@
  * iteration costs about a sparse Cholesky of a matrix shaped like G: near linear for the
  * contact graphs of stacks and piles. A nearly symmetric G (peer problems) is handled by
  * factoring the symmetric part plus W^2 and iterative refinement against the true P + W^2.
- * A tiny diagonal regularisation keeps the factorisation stable as W^2 degenerates near the
- * solution; the refinement removes its effect.
+ * Near the solution W_i^2 has eigenvalues of order 1/mu_gap, beta^2 and mu_gap along its
+ * eigenvectors (1, u)/sqrt2, (0, u_perp), (1, -u)/sqrt2 (u the direction of w̄'s tangential
+ * part). Written in contact coordinates those huge eigenvalues swamp the entries of P in
+ * round-off, the Newton steps lose the soft directions, and the impulses converge only like
+ * sqrt(mu_gap). So each cone's step is written in W_i's eigenbasis, dx_i = Q_i y_i: the matrix
+ * factored is Q^T P Q + Lambda with Lambda diagonal, whose large entries sit on the diagonal
+ * where Cholesky handles them benignly, and P's entries are only rotated, not swamped.
+ * A tiny diagonal regularisation (only when CHOLMOD reports a loss of definiteness) keeps the
+ * factorisation going; the refinement removes its effect.
  *
  * Stopping: the shared natural-map residual of lambda = E x (cone.h), with c̄ computed from G
  * (not from z), is <= tolerance; the best iterate by that residual is returned. The warm start
  * in p->lambda is not used: interior-point iterates must start away from the cone boundary.
+ *
+ * Accuracy floor and polish. On a sliding contact x and z both approach the cone boundary,
+ * and any neighbourhood of the central path that is multiplicative in the gap mu_gap lets x
+ * and z be misaligned by O(sqrt(mu_gap)) (x^T z - sqrt(det x det z) grows with the square of
+ * the misalignment), so the impulses converge like sqrt(mu_gap); and mu_gap cannot fall below
+ * about 1e-16 (x0 - ||x1|| is a cancellation in double precision). Measured: residuals of
+ * 1e-9 to 1e-10 in 12-16 iterations on random problems (relative to 1 + ||g||). When the
+ * tolerance asks for more, or a breakdown stops the iteration, the best interior-point iterate
+ * warm-starts projected block Gauss-Seidel (ccp_pgs.c), which from there converges in a few
+ * sweeps; stats->fallbacks = 1 says so and stats->iterations counts both.
  */
 #include <math.h>
 #include <string.h>
@@ -54,11 +71,15 @@ typedef struct ipmWork {
   int *dim, *off;  /* (nc) cone dimension 3 or 1, offset of each cone in x */
   double *esc;     /* (nc) lambda_N = esc x_0: 1/mu for Q^3, 1 for R_+ */
   double *ws;      /* (nc x 4) scaling: beta, w̄ (Q^3); w (R_+) */
-  double *H;       /* (nc x 9) W_i^2, row-major (R_+ uses H[0]) */
+  double *Q;       /* (nc x 9) eigenvectors of W_i^2 as columns, row-major (R_+: Q[0] = 1) */
+  double *lam;     /* (nc x 3) eigenvalues of W_i^2 along those columns */
+  int nub;         /* blocks (i, j), i <= j, of G's pattern: the upper triangle */
+  int *ubi, *ubj;  /* (nub) their block row and column */
+  int *ubpos;      /* (nub x 3) position in A->x of entry (0, c) of each block */
+  double *ubS;     /* (nub x 9) E_i^T sym(G)_ij E_j, row-major */
   double *l3a, *l3b; /* (3 nc) scratch in lambda space */
-  double *res, *cor; /* (n) refinement scratch */
+  double *res, *cor, *ref; /* (n) refinement scratch */
   cholmod_sparse *A;
-  double *Pval;    /* (nnz A) the symmetric part of P on A's pattern */
   cholmod_factor *L;
   cholmod_dense *B, *X, *Y, *E;
   double delta;    /* diagonal regularisation of the factored matrix */
@@ -190,15 +211,27 @@ static double maxStep(const ipmWork *w, const double *x, const double *d) {
   return amax;
 }
 
-/* the NT scaling of every cone at (x, z), the scaled point l = W x, and W^2 */
+/* W_i^2 = I for every cone: the system (P + I) x = -q of the starting point */
+static void identityScaling(ipmWork *w) {
+  for (int i = 0; i < w->nc; i++) {
+    double *Q = &w->Q[9 * i], *l = &w->lam[3 * i];
+    for (int k = 0; k < 9; k++) Q[k] = (k % 4 == 0);
+    l[0] = l[1] = l[2] = 1.0;
+  }
+}
+
+/* the NT scaling of every cone at (x, z), the scaled point l = W x, and the eigenbasis of
+ * W^2: W̄ has eigenvalues w0 + |w1|, 1 / (w0 + |w1|) (w̄^T J w̄ = 1) and 1 along
+ * (1, u)/sqrt2, (1, -u)/sqrt2, (0, u_perp), u = w1 / |w1| */
 static int ntScaling(ipmWork *w, const double *x, const double *z, double *l) {
   for (int i = 0; i < w->nc; i++) {
     const double *a = &x[w->off[i]], *b = &z[w->off[i]];
-    double *s = &w->ws[4 * i], *H = &w->H[9 * i];
+    double *s = &w->ws[4 * i], *Q = &w->Q[9 * i], *lm = &w->lam[3 * i];
     if (w->dim[i] == 1) {
       s[0] = sqrt(b[0] / a[0]);
-      H[0] = b[0] / a[0];
-      if (!(s[0] > 0.0) || !isfinite(s[0])) return -1;
+      Q[0] = 1.0;
+      lm[0] = b[0] / a[0];
+      if (!(s[0] > 0.0) || !isfinite(lm[0])) return -1;
       continue;
     }
     double nx = a[0] * a[0] - a[1] * a[1] - a[2] * a[2], nz = b[0] * b[0] - b[1] * b[1] - b[2] * b[2];
@@ -212,86 +245,136 @@ static int ntScaling(ipmWork *w, const double *x, const double *z, double *l) {
     s[1] = (zb[0] + xb[0]) / (2.0 * gam);
     s[2] = (zb[1] - xb[1]) / (2.0 * gam);
     s[3] = (zb[2] - xb[2]) / (2.0 * gam);
-    double Wb[9], e[3];
-    for (int c = 0; c < 3; c++) {
-      double u[3] = {c == 0, c == 1, c == 2};
-      wbarApply(&s[1], u, e, 1.0);
-      Wb[c] = e[0];
-      Wb[3 + c] = e[1];
-      Wb[6 + c] = e[2];
+    double t = hypot(s[2], s[3]), u1 = 1.0, u2 = 0.0, r2 = sqrt(0.5);
+    if (t > 0.0) {
+      u1 = s[2] / t;
+      u2 = s[3] / t;
     }
-    double b2 = s[0] * s[0];
-    for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++)
-        H[3 * r + c] = b2 * (Wb[3 * r] * Wb[c] + Wb[3 * r + 1] * Wb[3 + c] + Wb[3 * r + 2] * Wb[6 + c]);
-    if (!isfinite(H[0] + H[4] + H[8])) return -1;
+    double big = s[1] + t, b2 = s[0] * s[0];
+    Q[0] = r2, Q[1] = r2, Q[2] = 0.0;
+    Q[3] = r2 * u1, Q[4] = -r2 * u1, Q[5] = -u2;
+    Q[6] = r2 * u2, Q[7] = -r2 * u2, Q[8] = u1;
+    lm[0] = b2 * big * big;
+    lm[1] = b2 / (big * big);
+    lm[2] = b2;
+    if (!isfinite(lm[0]) || !(lm[1] > 0.0)) return -1;
   }
   applyW(w, x, l, 0);
   return 0;
 }
 
-/* builds the pattern of P + W^2 (upper triangle, CSC, the block pattern of G) and the values
- * of the symmetric part of P on it, then analyses it */
+/* out = Q v (transpose = 0) or Q^T v (transpose = 1), cone by cone */
+static void applyQ(const ipmWork *w, const double *v, double *out, int transpose) {
+  for (int i = 0; i < w->nc; i++) {
+    const double *Q = &w->Q[9 * i], *vi = &v[w->off[i]];
+    double *oi = &out[w->off[i]];
+    if (w->dim[i] == 1) {
+      oi[0] = Q[0] * vi[0];
+      continue;
+    }
+    double o[3];
+    for (int r = 0; r < 3; r++)
+      o[r] = transpose ? Q[r] * vi[0] + Q[3 + r] * vi[1] + Q[6 + r] * vi[2]
+                       : Q[3 * r] * vi[0] + Q[3 * r + 1] * vi[1] + Q[3 * r + 2] * vi[2];
+    oi[0] = o[0];
+    oi[1] = o[1];
+    oi[2] = o[2];
+  }
+}
+
+/* builds the pattern of the Newton matrix (upper triangle, CSC, the block pattern of G), the
+ * E-scaled symmetric part of every upper block, and analyses the pattern */
 static int buildMatrix(ipmWork *w) {
   const cdBlockMatrix *G = &w->p->G;
   size_t nnz = 0;
+  int nub = 0;
   for (int j = 0; j < w->nc; j++)
-    for (int c = 0; c < w->dim[j]; c++)
-      for (int k = G->rowptr[j]; k < G->rowptr[j + 1] && G->col[k] <= j; k++)
-        nnz += G->col[k] == j ? (size_t)c + 1 : (size_t)w->dim[G->col[k]];
+    for (int k = G->rowptr[j]; k < G->rowptr[j + 1] && G->col[k] <= j; k++) {
+      int i = G->col[k];
+      nub++;
+      nnz += i == j ? (size_t)(w->dim[j] * (w->dim[j] + 1) / 2) : (size_t)(w->dim[i] * w->dim[j]);
+    }
+  w->nub = nub;
   w->A = cholmod_allocate_sparse((size_t)w->n, (size_t)w->n, nnz, 1, 1, 1, CHOLMOD_REAL, w->cc);
-  w->Pval = cd_malloc((nnz > 0 ? nnz : 1) * sizeof(double));
-  if (!w->A || !w->Pval) return CD_ERR_NOMEM;
+  w->ubi = cd_malloc((size_t)(nub > 0 ? nub : 1) * 2 * sizeof(int));
+  w->ubpos = cd_malloc((size_t)(nub > 0 ? nub : 1) * 3 * sizeof(int));
+  w->ubS = cd_malloc((size_t)(nub > 0 ? nub : 1) * 9 * sizeof(double));
+  if (!w->A || !w->ubi || !w->ubpos || !w->ubS) return CD_ERR_NOMEM;
+  w->ubj = w->ubi + nub;
   int *Ap = w->A->p, *Ai = w->A->i;
-  size_t pos = 0;
-  for (int j = 0; j < w->nc; j++)
+  /* the upper blocks of block column j are the blocks (j, i), i <= j, of row j (G's pattern
+   * is symmetric); sym(G)_ij = (G_ij + G_ji^T) / 2 with G_ij looked up in row i */
+  int kk = 0;
+  for (int j = 0; j < w->nc; j++) {
+    int first = kk;
+    for (int k = G->rowptr[j]; k < G->rowptr[j + 1] && G->col[k] <= j; k++, kk++) {
+      int i = G->col[k];
+      const double *Bji = &G->val[9 * (size_t)k], *Bij = NULL;
+      int lo = G->rowptr[i], hi = G->rowptr[i + 1] - 1;
+      while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (G->col[mid] == j) {
+          Bij = &G->val[9 * (size_t)mid];
+          break;
+        }
+        if (G->col[mid] < j) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      w->ubi[kk] = i;
+      w->ubj[kk] = j;
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+          double er = r == 0 ? w->esc[i] : 1.0, ec = c == 0 ? w->esc[j] : 1.0;
+          w->ubS[9 * kk + 3 * r + c] = er * ec * 0.5 * ((Bij ? Bij[3 * r + c] : 0.0) + Bji[3 * c + r]);
+        }
+    }
+    /* column o_j + c holds, block by block (i ascending), d_i rows (c + 1 for i = j) */
+    size_t pos = j == 0 ? 0 : (size_t)Ap[w->off[j]];
     for (int c = 0; c < w->dim[j]; c++) {
       Ap[w->off[j] + c] = (int)pos;
-      double ec = c == 0 ? w->esc[j] : 1.0;
-      for (int k = G->rowptr[j]; k < G->rowptr[j + 1] && G->col[k] <= j; k++) {
-        int i = G->col[k], rmax = i == j ? c + 1 : w->dim[i];
-        const double *Bji = &G->val[9 * (size_t)k], *Bij = NULL;
-        /* block (i, j) lives in row i: find it (columns ascending) */
-        int lo = G->rowptr[i], hi = G->rowptr[i + 1] - 1;
-        while (lo <= hi) {
-          int mid = (lo + hi) / 2;
-          if (G->col[mid] == j) {
-            Bij = &G->val[9 * (size_t)mid];
-            break;
-          }
-          if (G->col[mid] < j) lo = mid + 1;
-          else hi = mid - 1;
-        }
-        for (int r = 0; r < rmax; r++) {
-          double er = r == 0 ? w->esc[i] : 1.0;
-          double sym = 0.5 * ((Bij ? Bij[3 * r + c] : 0.0) + Bji[3 * c + r]);
-          Ai[pos] = w->off[i] + r;
-          w->Pval[pos] = er * ec * sym;
-          pos++;
-        }
+      for (int q = first; q < kk; q++) {
+        int i = w->ubi[q], rmax = i == j ? c + 1 : w->dim[i];
+        w->ubpos[3 * q + c] = (int)pos;
+        for (int r = 0; r < rmax; r++) Ai[pos++] = w->off[i] + r;
       }
     }
-  Ap[w->n] = (int)pos;
+    Ap[w->off[j] + w->dim[j]] = (int)pos;
+  }
   w->L = cholmod_analyze(w->A, w->cc);
   if (!w->L || w->cc->status < CHOLMOD_OK) return w->cc->status == CHOLMOD_OUT_OF_MEMORY ? CD_ERR_NOMEM : CD_ERR_NUMERIC;
   return CD_OK;
 }
 
-/* A = P_sym + Hs + delta I, where Hs is W^2 (scaled = 1) or the identity (scaled = 0);
- * factorises it, raising delta on a loss of positive definiteness */
-static int factorMatrix(ipmWork *w, int scaled) {
-  int *Ap = w->A->p;
+/* A = Q^T P_sym Q + Lambda + delta I in the eigenbases of the current scaling; factorises it,
+ * raising delta on a loss of positive definiteness */
+static int factorMatrix(ipmWork *w) {
   double *Ax = w->A->x;
   for (int attempt = 0; attempt < 6; attempt++) {
-    memcpy(Ax, w->Pval, (size_t)Ap[w->n] * sizeof(double));
-    for (int j = 0; j < w->nc; j++)
-      for (int c = 0; c < w->dim[j]; c++) {
-        int base = Ap[w->off[j] + c + 1] - (c + 1); /* the diagonal block closes the column */
-        for (int r = 0; r <= c; r++) {
-          double h = scaled ? w->H[9 * j + 3 * r + c] : (r == c);
-          Ax[base + r] += h + (r == c ? w->delta : 0.0);
+    for (int q = 0; q < w->nub; q++) {
+      int i = w->ubi[q], j = w->ubj[q], di = w->dim[i], dj = w->dim[j];
+      const double *S = &w->ubS[9 * q], *Qi = &w->Q[9 * i], *Qj = &w->Q[9 * j];
+      double SQ[9], M[9];
+      for (int a = 0; a < di; a++)
+        for (int c = 0; c < dj; c++) {
+          double s = 0.0;
+          for (int b = 0; b < dj; b++) s += S[3 * a + b] * Qj[3 * b + c];
+          SQ[3 * a + c] = s;
+        }
+      for (int r = 0; r < di; r++)
+        for (int c = 0; c < dj; c++) {
+          double s = 0.0;
+          for (int a = 0; a < di; a++) s += Qi[3 * a + r] * SQ[3 * a + c];
+          M[3 * r + c] = s;
+        }
+      for (int c = 0; c < dj; c++) {
+        int rmax = i == j ? c + 1 : di;
+        for (int r = 0; r < rmax; r++) {
+          double v = M[3 * r + c];
+          if (i == j && r == c) v += w->lam[3 * j + c] + w->delta;
+          Ax[w->ubpos[3 * q + c] + r] = v;
         }
       }
+    }
     w->cc->status = CHOLMOD_OK;
     if (!cholmod_factorize(w->A, w->L, w->cc)) return CD_ERR_NOMEM;
     if (w->cc->status == CHOLMOD_OK) return CD_OK;
@@ -302,43 +385,40 @@ static int factorMatrix(ipmWork *w, int scaled) {
   return CD_ERR_NUMERIC;
 }
 
-/* out = (P + Hs) v, Hs as in factorMatrix */
-static void applyK(ipmWork *w, const double *v, double *out, int scaled) {
-  applyP(w, v, out);
-  for (int i = 0; i < w->nc; i++) {
-    const double *vi = &v[w->off[i]], *H = &w->H[9 * i];
-    double *oi = &out[w->off[i]];
-    if (!scaled) {
-      for (int r = 0; r < w->dim[i]; r++) oi[r] += vi[r];
-    } else if (w->dim[i] == 1) {
-      oi[0] += H[0] * vi[0];
-    } else {
-      for (int r = 0; r < 3; r++) oi[r] += H[3 * r] * vi[0] + H[3 * r + 1] * vi[1] + H[3 * r + 2] * vi[2];
-    }
-  }
+/* out = (Q^T P Q + Lambda) y, the true (possibly nonsymmetric) matrix in the eigenbases;
+ * uses w->cor as scratch, so out must be another array */
+static void applyK(ipmWork *w, const double *y, double *out) {
+  applyQ(w, y, out, 0);
+  applyP(w, out, w->cor);
+  applyQ(w, w->cor, out, 1);
+  for (int i = 0; i < w->nc; i++)
+    for (int r = 0; r < w->dim[i]; r++) out[w->off[i] + r] += w->lam[3 * i + r] * y[w->off[i] + r];
 }
 
-/* out = (P + Hs)^-1 rhs: the factor of the regularised symmetric part, then iterative
- * refinement against the true matrix */
-static int solveK(ipmWork *w, const double *rhs, double *out, int scaled) {
+/* y = (Q^T P Q + Lambda)^-1 Q^T rhs: the factor of the regularised symmetric part, then
+ * iterative refinement against the true matrix. Uses w->res, w->cor, w->ref as scratch. */
+static int solveK(ipmWork *w, const double *rhs, double *y) {
   int n = w->n;
-  double nr = 0.0;
-  for (int k = 0; k < n; k++) nr = fmax(nr, fabs(rhs[k]));
-  memset(out, 0, (size_t)n * sizeof *out);
-  memcpy(w->res, rhs, (size_t)n * sizeof *rhs);
-  for (int ref = 0; ref < 20; ref++) {
+  double *rb = w->ref, nr = 0.0, prev = INFINITY;
+  applyQ(w, rhs, rb, 1);
+  for (int k = 0; k < n; k++) nr = fmax(nr, fabs(rb[k]));
+  memset(y, 0, (size_t)n * sizeof *y);
+  memcpy(w->res, rb, (size_t)n * sizeof *rb);
+  for (int ref = 0; ref < 10; ref++) {
     memcpy(w->B->x, w->res, (size_t)n * sizeof(double));
     if (!cholmod_solve2(CHOLMOD_A, w->L, w->B, NULL, &w->X, NULL, &w->Y, &w->E, w->cc)) return CD_ERR_NOMEM;
     const double *xs = w->X->x;
-    for (int k = 0; k < n; k++) out[k] += xs[k];
-    applyK(w, out, w->cor, scaled);
+    for (int k = 0; k < n; k++) y[k] += xs[k];
+    applyK(w, y, w->res);
     double rr = 0.0;
     for (int k = 0; k < n; k++) {
-      w->res[k] = rhs[k] - w->cor[k];
+      w->res[k] = rb[k] - w->res[k];
       rr = fmax(rr, fabs(w->res[k]));
     }
     if (!isfinite(rr)) return CD_ERR_NUMERIC;
-    if (rr <= 1e-14 * nr || rr == 0.0) break;
+    /* stop at round-off level or when refinement stops helping */
+    if (rr <= 1e-15 * nr || rr > 0.5 * prev) break;
+    prev = rr;
   }
   return CD_OK;
 }
@@ -366,12 +446,15 @@ static void ipmFree(ipmWork *w) {
   cholmod_free_dense(&w->X, w->cc);
   cholmod_free_dense(&w->Y, w->cc);
   cholmod_free_dense(&w->E, w->cc);
-  cd_free(w->Pval);
+  cd_free(w->ubi);
+  cd_free(w->ubpos);
+  cd_free(w->ubS);
+  cd_free(w->Q);
+  cd_free(w->lam);
   cd_free(w->dim);
   cd_free(w->off);
   cd_free(w->esc);
   cd_free(w->ws);
-  cd_free(w->H);
   cd_free(w->l3a);
 }
 
@@ -393,8 +476,9 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cholmod_commo
   w.off = cd_malloc((size_t)nc * sizeof(int));
   w.esc = cd_malloc((size_t)nc * sizeof(double));
   w.ws = cd_malloc((size_t)nc * 4 * sizeof(double));
-  w.H = cd_calloc((size_t)nc * 9, sizeof(double));
-  if (!w.dim || !w.off || !w.esc || !w.ws || !w.H) {
+  w.Q = cd_calloc((size_t)nc * 9, sizeof(double));
+  w.lam = cd_calloc((size_t)nc * 3, sizeof(double));
+  if (!w.dim || !w.off || !w.esc || !w.ws || !w.Q || !w.lam) {
     ipmFree(&w);
     return CD_ERR_NOMEM;
   }
@@ -405,31 +489,41 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cholmod_commo
     w.n += w.dim[i];
   }
   int n = w.n;
-  /* lambda-space scratch (2 x 3nc), lambda / c̄ / best (3 x 3nc), and the cone-space
-   * vectors x z dx dz dxa dza rd l rc u rhs t res cor (14 x n) */
-  size_t nl = 3 * (size_t)nc;
-  w.l3a = cd_malloc((5 * nl + 14 * (size_t)n) * sizeof(double));
-  if (!w.l3a) {
+  /* best lambda outlives the work arrays (the polish needs it) */
+  double *best = cd_malloc(3 * (size_t)nc * sizeof(double));
+  if (!best) {
     ipmFree(&w);
     return CD_ERR_NOMEM;
   }
+  /* lambda-space scratch (2 x 3nc), lambda / c̄ / best (3 x 3nc), and the cone-space
+   * vectors x z dx dz dxa dza rd l rc u rhs t res cor ref y (16 x n) */
+  size_t nl = 3 * (size_t)nc;
+  w.l3a = cd_malloc((5 * nl + 16 * (size_t)n) * sizeof(double));
+  if (!w.l3a) {
+    ipmFree(&w);
+    cd_free(best);
+    return CD_ERR_NOMEM;
+  }
   w.l3b = w.l3a + nl;
-  double *lam = w.l3a + 2 * nl, *cb = w.l3a + 3 * nl, *best = w.l3a + 4 * nl, *v = w.l3a + 5 * nl;
+  double *lam = w.l3a + 2 * nl, *cb = w.l3a + 3 * nl, *v = w.l3a + 5 * nl;
   double *x = v, *z = v + n, *dx = v + 2 * n, *dz = v + 3 * n, *dxa = v + 4 * n, *dza = v + 5 * n, *rd = v + 6 * n,
          *l = v + 7 * n, *rc = v + 8 * n, *u = v + 9 * n, *rhs = v + 10 * n, *t = v + 11 * n;
   w.res = v + 12 * n;
   w.cor = v + 13 * n;
+  w.ref = v + 14 * n;
+  double *y = v + 15 * n;
   w.B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
   int rc_ = w.B ? buildMatrix(&w) : CD_ERR_NOMEM;
   double rbest = INFINITY;
   int it = 0;
 
   /* start: (P + I) x = -q, z = P x + q = -x, both shifted into the cone interior */
-  if (rc_ == CD_OK) rc_ = factorMatrix(&w, 0);
+  identityScaling(&w);
+  if (rc_ == CD_OK) rc_ = factorMatrix(&w);
   if (rc_ == CD_OK) {
     fromLambda(&w, p->g, rhs);
     for (int k = 0; k < n; k++) rhs[k] = -rhs[k];
-    rc_ = solveK(&w, rhs, x, 0);
+    rc_ = solveK(&w, rhs, x); /* Q = I: y is x */
   }
   if (rc_ == CD_OK) {
     for (int k = 0; k < n; k++) z[k] = -x[k];
@@ -452,7 +546,7 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cholmod_commo
       rc_ = CD_ERR_NUMERIC;
       break;
     }
-    rc_ = factorMatrix(&w, 1);
+    rc_ = factorMatrix(&w);
     if (rc_ != CD_OK) break;
     /* predictor: r_c = -l ∘ l */
     jordan(&w, l, l, rc);
@@ -462,11 +556,13 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cholmod_commo
       jordanSolve(&w, l, rc, u);
       applyW(&w, u, t, 0); /* t = W (l \ r_c) */
       for (int k = 0; k < n; k++) rhs[k] = -rd[k] + t[k];
-      rc_ = solveK(&w, rhs, ddx, 1);
+      rc_ = solveK(&w, rhs, y);
       if (rc_ != CD_OK) break;
-      /* dz = W (l \ r_c) - W^2 dx */
-      applyW(&w, ddx, u, 0);
-      applyW(&w, u, ddz, 0);
+      /* dx = Q y, dz = W (l \ r_c) - W^2 dx = t - Q Lambda y (no cancellation in W^2 dx) */
+      applyQ(&w, y, ddx, 0);
+      for (int i = 0; i < nc; i++)
+        for (int c = 0; c < w.dim[i]; c++) y[w.off[i] + c] *= w.lam[3 * i + c];
+      applyQ(&w, y, ddz, 0);
       for (int k = 0; k < n; k++) ddz[k] = t[k] - ddz[k];
       if (pass == 0) {
         double aa = fmin(1.0, fmin(maxStep(&w, x, dxa), maxStep(&w, z, dza)));
@@ -489,10 +585,32 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cholmod_commo
     }
   }
   if (isfinite(rbest)) memcpy(p->lambda, best, nl * sizeof *best);
+  ipmFree(&w);
   stats->iterations = it;
   stats->residual = rbest;
   stats->converged = rbest <= tol;
-  ipmFree(&w);
-  if (rc_ == CD_ERR_NOMEM) return CD_ERR_NOMEM;
-  return isfinite(rbest) ? CD_OK : CD_ERR_NUMERIC;
+  if (rc_ == CD_ERR_NOMEM) {
+    cd_free(best);
+    return CD_ERR_NOMEM;
+  }
+  if (!stats->converged && isfinite(rbest)) {
+    /* polish (see the opening comment); keep whichever is better */
+    cdCcpParams pp = {tol, CD_CCP_PRIMAL_POLISH};
+    cdSolveStats ps;
+    int prc = cd_ccpPgsSolve(p, &pp, &ps);
+    if (prc == CD_ERR_NOMEM) {
+      cd_free(best);
+      return CD_ERR_NOMEM;
+    }
+    stats->fallbacks = 1;
+    stats->iterations += ps.iterations;
+    if (prc == CD_OK && ps.residual < rbest) {
+      stats->residual = ps.residual;
+      stats->converged = ps.converged;
+    } else {
+      memcpy(p->lambda, best, nl * sizeof *best);
+    }
+  }
+  cd_free(best);
+  return isfinite(stats->residual) ? CD_OK : CD_ERR_NUMERIC;
 }
