@@ -20,6 +20,8 @@
  *       i.e. the step runs uphill along the gradient;
  *     L_{k+1} = 0.9 L_k;
  *   return the iterate with the smallest shared residual (cone.h).
+ * The sufficient decrease test is evaluated in its exact quadratic form 1/2 d^T G d <=
+ * L/2 ||d||^2 (d = gamma_{k+1} - y_k), which needs no value of f.
  * G y is never formed by its own product: y is a linear combination of two iterates whose G
  * products are known, so each trial step costs one product with G (O(nnz G)).
  * The residual here is the natural map of cone.h rather than the paper's projected-gradient
@@ -49,12 +51,6 @@ static double apgdLipschitz(const cdBlockMatrix *G, double *x, double *y, int n)
     memcpy(x, y, (size_t)n * sizeof *x);
   }
   return L > 0.0 && isfinite(L) ? L : 1.0;
-}
-
-static double dot(const double *a, const double *b, int n) {
-  double s = 0.0;
-  for (int k = 0; k < n; k++) s += a[k] * b[k];
-  return s;
 }
 
 int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *stats) {
@@ -87,7 +83,6 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *s
     it++;
     /* gradient at y is Gy + g; cb holds it */
     for (int k = 0; k < n; k++) cb[k] = Gy[k] + p->g[k];
-    double fy = 0.5 * dot(y, Gy, n) + dot(p->g, y, n);
     for (int trial = 0;; trial++) {
       for (int i = 0; i < nc; i++) {
         double a[3];
@@ -95,15 +90,17 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *s
         cd_coneProject(p->mu[i], a, &gn[3 * i]);
       }
       cd_blockMatrixMul(&p->G, gn, Ggn);
-      double fn = 0.5 * dot(gn, Ggn, n) + dot(p->g, gn, n), lin = 0.0, d2 = 0.0;
+      /* for the quadratic f the test is exactly 1/2 d^T G d <= L/2 ||d||^2, d = gamma - y;
+       * d^T G d = d^T (G gamma - G y) avoids the cancellation of evaluating f itself (f can
+       * be 1e5 times larger than its change near the optimum) */
+      double dGd = 0.0, d2 = 0.0;
       for (int k = 0; k < n; k++) {
         double d = gn[k] - y[k];
-        lin += cb[k] * d;
+        dGd += d * (Ggn[k] - Gy[k]);
         d2 += d * d;
       }
-      /* a relative slack keeps round-off in f from doubling L forever near the optimum */
-      if (fn <= fy + lin + 0.5 * L * d2 + 1e-14 * (fabs(fy) + fabs(fn))) break;
-      if (!isfinite(fn) || trial >= 60) {
+      if (dGd <= L * d2) break;
+      if (!isfinite(dGd) || trial >= 60) {
         ok = 0;
         break;
       }

@@ -105,7 +105,7 @@ int cd_ccpPgsSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *st
           x[0] = xn[0];
           x[1] = xn[1];
           x[2] = xn[2];
-          if (ch <= 1e-14 * sz || ch == 0.0) break;
+          if (ch <= 1e-10 * sz || ch == 0.0) break;
         }
       }
       d[0] = x[0] - li[0];
