@@ -458,3 +458,38 @@ CD_TEST(ccpBackendPicksSolversAndRejectsUnknownOnes) {
     cd_backendCcp.free(state);
   }
 }
+
+CD_TEST(ccpSolversSurviveEveryAllocationFailure) {
+  /* each of the first allocations fails in turn: the solver returns CD_ERR_NOMEM (or CD_OK
+   * when that allocation was not its own) and frees everything it took */
+  rng r = {5};
+  randomSystem sys;
+  randomSystemMake(&sys, &r, 3, 6);
+  double mu[12] = {0.5, 0.5, 0.0, 0.5, 0.5, 0.5};
+  cdContactProblem p;
+  CHECK(randomProblem(&sys, 0.01, mu, &p) == 0);
+  cholmod_common cc;
+  cholmod_start(&cc);
+  cc.print = 0;
+  for (int s = 0; s < NSOLVER; s++) {
+    int sawNomem = 0;
+    for (long k = 1; k <= 12; k++) {
+      memset(p.lambda, 0, 18 * sizeof(double));
+      long live = cd_allocLive();
+      cdCcpParams par = {0, 0};
+      cdSolveStats st;
+      cd_allocFailAt(k);
+      int rc = s == SOLVER_APGD ? cd_ccpApgdSolve(&p, &par, &st)
+               : s == SOLVER_PGS ? cd_ccpPgsSolve(&p, &par, &st)
+                                 : cd_ccpPrimalSolve(&p, &par, &cc, &st);
+      cd_allocFailAt(0);
+      CHECK_MSG(rc == CD_OK || rc == CD_ERR_NOMEM, "%s, failing allocation %ld: rc %d", solverName[s], k, rc);
+      CHECK_MSG(cd_allocLive() == live, "%s, failing allocation %ld: %ld blocks leaked", solverName[s], k,
+                cd_allocLive() - live);
+      sawNomem |= rc == CD_ERR_NOMEM;
+    }
+    CHECK_MSG(sawNomem, "%s never reported CD_ERR_NOMEM", solverName[s]);
+  }
+  cholmod_finish(&cc);
+  cd_contactProblemFree(&p);
+}
