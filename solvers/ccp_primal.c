@@ -35,11 +35,14 @@
  * factoring the symmetric part plus W^2 and iterative refinement against the true P + W^2.
  * Near the solution W_i^2 has eigenvalues of order 1/mu_gap, beta^2 and mu_gap along its
  * eigenvectors (1, u)/sqrt2, (0, u_perp), (1, -u)/sqrt2 (u the direction of w̄'s tangential
- * part). Written in contact coordinates those huge eigenvalues swamp the entries of P in
- * round-off, the Newton steps lose the soft directions, and the impulses converge only like
- * sqrt(mu_gap). So each cone's step is written in W_i's eigenbasis, dx_i = Q_i y_i: the matrix
- * factored is Q^T P Q + Lambda with Lambda diagonal, whose large entries sit on the diagonal
- * where Cholesky handles them benignly, and P's entries are only rotated, not swamped.
+ * part). Written in contact coordinates those huge eigenvalues fill whole 3x3 blocks, and
+ * their round-off can swamp the entries of P along the soft directions. So each cone's step
+ * is written in W_i's eigenbasis, dx_i = Q_i y_i: the matrix factored is Q^T P Q + Lambda with
+ * Lambda diagonal, whose large entries sit on the diagonal where Cholesky handles them
+ * benignly, and P's entries are only rotated; dz = t - Q Lambda y is formed without the
+ * cancellation of W^2 dx. (On the random test problems this gave the same iterates as the
+ * plain form: their accuracy limit is the one of the next paragraph; the basis is a guard for
+ * badly scaled problems.)
  * A tiny diagonal regularisation (only when CHOLMOD reports a loss of definiteness) keeps the
  * factorisation going; the refinement removes its effect.
  *
