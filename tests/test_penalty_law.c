@@ -470,3 +470,315 @@ CD_TEST(penaltyStepLimitResolvesTheContact) {
   CHECK_NEAR(lin.ct, 0.5 * 2 * 9.81 / 1e-3, 1e-9);
   CHECK(isinf(cd_penaltyStepLimit(0, 0, 0)));
 }
+
+/* ---- the backend on hand-made worlds and contacts (no collision, no pipeline) ---- */
+
+#include "contact.h"
+#include "penalty.h"
+#include "vec3.h"
+#include "world.h"
+
+typedef struct {
+  cdScene scene;
+  cdMaterial mat[2];
+  cdBodyDef body[3];
+  cdWorld w;
+  double x[9], v[18], R[27], Iinv[27], force[18];
+} cdHandWorld;
+
+/* bodies get the default-like material 1 (k 1e6, d 2e3, mu 0.5, v_reg 1e-3); the caller
+ * sets shapes, masses, poses and velocities, then calls handWorldFinish */
+static void handWorldInit(cdHandWorld *hw, int nbody) {
+  memset(hw, 0, sizeof *hw);
+  hw->mat[0] = cd_materialDefault();
+  hw->mat[1] = cd_materialDefault();
+  strcpy(hw->mat[1].name, "test");
+  hw->scene.gravity[2] = -9.81;
+  hw->scene.dt = 0.01;
+  hw->scene.has_ground = 1;
+  hw->scene.ground_material = 1;
+  hw->scene.nmaterial = 2;
+  hw->scene.material = hw->mat;
+  hw->scene.nbody = nbody;
+  hw->scene.body = hw->body;
+  for (int i = 0; i < nbody; i++) {
+    hw->body[i].orientation[0] = 1;
+    hw->body[i].material = 1;
+  }
+}
+
+static void handWorldFinish(cdHandWorld *hw) {
+  cd_sceneFinish(&hw->scene);
+  cdWorld *w = &hw->w;
+  w->nbody = hw->scene.nbody;
+  w->x = hw->x;
+  w->v = hw->v;
+  w->R = hw->R;
+  w->Iinv = hw->Iinv;
+  w->force = hw->force;
+  cd_contactSetInit(&w->contacts);
+  for (int i = 0; i < w->nbody; i++) {
+    const cdBodyDef *b = &hw->body[i];
+    cd_v3copy(&hw->x[3 * i], b->position);
+    cd_v3copy(&hw->v[6 * i], b->velocity);
+    cd_v3copy(&hw->v[6 * i + 3], b->angular_velocity);
+    cd_quatToMat(&hw->R[9 * i], b->orientation);
+    double d[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) d[k] = b->fixed ? 0 : 1 / b->inertia[k];
+    cd_m3rotateDiag(&hw->Iinv[9 * i], &hw->R[9 * i], d);
+  }
+}
+
+static cdContact *handContact(cdHandWorld *hw, int a, int b, const double point[3], const double n[3], double gap) {
+  cdContact *c = cd_contactSetPush(&hw->w.contacts);
+  c->body[0] = a;
+  c->body[1] = b;
+  cd_v3copy(c->point, point);
+  cd_v3copy(c->normal, n);
+  cd_tangentFrame(c->normal, c->t1, c->t2);
+  c->gap = gap;
+  c->fresh = 1;
+  return c;
+}
+
+static int penaltyForcesOnce(cdHandWorld *hw, double h) {
+  void *st = NULL;
+  char err[256];
+  cdBackendOptions opt = {0};
+  if (cd_backendPenalty.make(&hw->scene, &opt, &st, err, sizeof err) != CD_OK) return -1;
+  cdSolveStats stats = {0};
+  int rc = cd_backendPenalty.forces(st, &hw->scene, &hw->w, h, &stats);
+  cd_backendPenalty.free(st);
+  return rc;
+}
+
+CD_TEST(penaltyBackendAcceptsOnlyTheExplicitSolver) {
+  cdHandWorld hw;
+  handWorldInit(&hw, 1);
+  hw.body[0].radius = 0.1;
+  hw.body[0].mass = 1;
+  handWorldFinish(&hw);
+  char err[256] = "";
+  void *st = NULL;
+  cdBackendOptions opt = {0};
+  CHECK(cd_backendPenalty.kind == CD_BACKEND_FORCE);
+  CHECK(strcmp(cd_backendPenalty.name, "penalty") == 0);
+  CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_OK);
+  CHECK(strcmp(cd_backendPenalty.solverName(st), "explicit") == 0);
+  cd_backendPenalty.free(st);
+  opt.solver = "explicit";
+  CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_OK);
+  cd_backendPenalty.free(st);
+  opt.solver = "lemke";
+  st = NULL;
+  CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_ERR_USAGE);
+  CHECK(st == NULL);
+  CHECK(strstr(err, "lemke") != NULL && strchr(err, '\n') == NULL);
+  /* a forced substep count is taken as given */
+  opt.solver = NULL;
+  opt.substeps = 17;
+  CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_OK);
+  CHECK(cd_backendPenalty.substeps(st, &hw.scene, &hw.w, 0.01) == 17);
+  cd_backendPenalty.free(st);
+  opt.substeps = -1;
+  CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_ERR_USAGE);
+  cd_contactSetFree(&hw.w.contacts);
+}
+
+/* seed 002's force and torques on markers 0 and 1, literally (h1 = -1 for a hollow 1) */
+static void seedSphereSphere(const cdMaterial *m, const double p0[3], const double v0[3], const double w0[3],
+                             double r0, const double p1[3], const double v1[3], const double w1[3], double r1,
+                             int hollow1, double f0[3], double t0[3], double f1[3], double t1[3]) {
+  double h1 = hollow1 ? -1 : 1, d[3], n[3];
+  cd_v3sub(d, p1, p0);
+  double dist = cd_v3norm(d);
+  double g = h1 * dist - (r0 + h1 * r1), delta = -g;
+  cd_v3scale(n, d, h1 / dist);
+  double dv[3];
+  cd_v3sub(dv, v1, v0);
+  double vn = cd_v3dot(dv, n);
+  double arm0[3], arm1[3], va0[3], va1[3], tmp[3];
+  cd_v3scale(arm0, n, r0 - delta / 2);
+  cd_v3cross(tmp, w0, arm0);
+  cd_v3add(va0, v0, tmp);
+  cd_v3scale(arm1, n, -(r1 - h1 * delta / 2));
+  cd_v3cross(tmp, w1, arm1);
+  cd_v3addScaled(va1, v1, tmp, h1);
+  double vt[3];
+  cd_v3sub(vt, va1, va0);
+  cd_v3addScaled(vt, vt, n, -vn);
+  double vrel = cd_v3norm(vt);
+  double fn = m->stiffness * pow(delta, m->stiffness_exponent) - m->damping * vn; /* model 0, linear */
+  double c = m->friction * fn / (vrel < m->friction_regularization ? m->friction_regularization : vrel);
+  cd_v3scale(f1, n, fn);
+  cd_v3addScaled(f1, f1, vt, -c);
+  cd_v3scale(f0, f1, -1);
+  double l1[3], l0[3];
+  cd_v3scale(l1, n, -h1 * (r1 - h1 * delta / 2));
+  cd_v3cross(t1, l1, f1);
+  cd_v3scale(l0, n, r0 - delta / 2);
+  cd_v3cross(t0, l0, f0);
+}
+
+/* two moving spheres in contact (the inner one inside a hollow one, or outside each other)
+ * in arbitrary motion: the backend's forces and torques equal seed 002's formulas */
+static void checkSphereSphereAgainstSeed(int hollow) {
+  cdHandWorld hw;
+  handWorldInit(&hw, 2);
+  double ra = hollow ? 1.0 : 0.3, rb = 0.1, delta = 1e-3;
+  hw.body[0].radius = ra;
+  hw.body[0].hollow = hollow;
+  hw.body[0].mass = 5;
+  hw.body[1].radius = rb;
+  hw.body[1].mass = 0.7;
+  double u[3] = {0.3, -0.2, -0.9};
+  cd_v3normalize(u);
+  cd_v3set(hw.body[0].position, 0.01, 0, 0.02);
+  /* inner: centres |x_b - x_a| = r_a - r_b + delta; outer: r_a + r_b - delta */
+  double dist = hollow ? ra - rb + delta : ra + rb - delta;
+  cd_v3addScaled(hw.body[1].position, hw.body[0].position, u, dist);
+  cd_v3set(hw.body[0].velocity, 0.1, -0.05, 0.02);
+  cd_v3set(hw.body[0].angular_velocity, 0.3, 0.7, -0.2);
+  cd_v3set(hw.body[1].velocity, -0.02, 0.04, 0.01);
+  cd_v3set(hw.body[1].angular_velocity, -1.1, 0.4, 0.9);
+  handWorldFinish(&hw);
+  /* the contact as collision gives it: n pushes b away from a; point midway between the
+   * surfaces; gap -delta */
+  double n[3], p[3];
+  cd_v3scale(n, u, hollow ? -1 : 1);
+  cd_v3addScaled(p, hw.body[0].position, u, hollow ? ra + delta / 2 : ra - delta / 2);
+  handContact(&hw, 0, 1, p, n, -delta);
+  CHECK(penaltyForcesOnce(&hw, 1e-4) == CD_OK);
+  double f0[3], t0[3], f1[3], t1[3];
+  const cdBodyDef *A = &hw.body[0], *B = &hw.body[1];
+  if (hollow) /* the seed's marker 1 is the hollow sphere: markers (0, 1) = (b, a) */
+    seedSphereSphere(&hw.mat[1], B->position, B->velocity, B->angular_velocity, rb, A->position, A->velocity,
+                     A->angular_velocity, ra, 1, f0, t0, f1, t1);
+  else /* markers (0, 1) = (a, b) */
+    seedSphereSphere(&hw.mat[1], A->position, A->velocity, A->angular_velocity, ra, B->position, B->velocity,
+                     B->angular_velocity, rb, 0, f1, t1, f0, t0);
+  /* f1, t1 now belong to a, f0, t0 to b in both cases */
+  double scale = cd_v3norm(f0);
+  CHECK(scale > 100); /* k delta = 1000 N: a real contact */
+  for (int k = 0; k < 3; k++) {
+    CHECK_NEAR(hw.force[k], f1[k], 1e-9 * scale);
+    CHECK_NEAR(hw.force[3 + k], t1[k], 1e-9 * scale);
+    CHECK_NEAR(hw.force[6 + k], f0[k], 1e-9 * scale);
+    CHECK_NEAR(hw.force[9 + k], t0[k], 1e-9 * scale);
+  }
+  cd_contactSetFree(&hw.w.contacts);
+}
+
+CD_TEST(penaltySphereSphereForcesMatchSeedFormulas) { checkSphereSphereAgainstSeed(0); }
+CD_TEST(penaltyHollowSphereForcesMatchSeedFormulas) { checkSphereSphereAgainstSeed(1); }
+
+CD_TEST(penaltyBoxContactForcesAreEqualAndOppositeAtThePoint) {
+  /* a box and a sphere touching at an off-centre point, both moving and spinning: the
+   * forces cancel, the torques are (p - x) x F, so linear and angular momentum about the
+   * origin are conserved; lambda holds F h in (n, t1, t2) */
+  cdHandWorld hw;
+  handWorldInit(&hw, 2);
+  hw.body[0].shape = CD_BOX;
+  cd_v3set(hw.body[0].half, 0.2, 0.1, 0.15);
+  hw.body[0].mass = 3;
+  hw.body[1].radius = 0.05;
+  hw.body[1].mass = 0.4;
+  const double qa[4] = {0.9, 0.1, -0.3, 0.2};
+  memcpy(hw.body[0].orientation, qa, sizeof qa);
+  cd_quatNormalize(hw.body[0].orientation);
+  cd_v3set(hw.body[0].position, 0.3, -0.1, 0.5);
+  cd_v3set(hw.body[1].position, 0.5, 0.05, 0.7);
+  cd_v3set(hw.body[0].velocity, 0.2, 0.1, -0.3);
+  cd_v3set(hw.body[0].angular_velocity, 1, -2, 0.5);
+  cd_v3set(hw.body[1].velocity, -0.4, 0.3, -0.2);
+  cd_v3set(hw.body[1].angular_velocity, 3, 0, -1);
+  handWorldFinish(&hw);
+  double n[3] = {0.2, 0.3, 0.9}, p[3] = {0.48, 0.04, 0.66};
+  cd_v3normalize(n);
+  cdContact *c = handContact(&hw, 0, 1, p, n, -2e-4);
+  double h = 1e-4;
+  CHECK(penaltyForcesOnce(&hw, h) == CD_OK);
+  double L[3] = {0, 0, 0}, P[3] = {0, 0, 0};
+  for (int i = 0; i < 2; i++) {
+    double xf[3];
+    cd_v3cross(xf, &hw.x[3 * i], &hw.force[6 * i]);
+    cd_v3add(L, L, xf);
+    cd_v3add(L, L, &hw.force[6 * i + 3]);
+    cd_v3add(P, P, &hw.force[6 * i]);
+  }
+  double scale = cd_v3norm(&hw.force[6]);
+  CHECK(scale > 100);
+  for (int k = 0; k < 3; k++) {
+    CHECK_NEAR(P[k], 0, 1e-12 * scale);
+    CHECK_NEAR(L[k], 0, 1e-12 * scale);
+  }
+  const double *Fb = &hw.force[6];
+  CHECK_NEAR(c->lambda[0], h * cd_v3dot(Fb, c->normal), 1e-15 * scale);
+  CHECK_NEAR(c->lambda[1], h * cd_v3dot(Fb, c->t1), 1e-15 * scale);
+  CHECK_NEAR(c->lambda[2], h * cd_v3dot(Fb, c->t2), 1e-15 * scale);
+  /* the friction opposes the slip at the point */
+  double vrel[3], vt[3], ft[3];
+  cd_penaltyRelativeVelocity(&hw.w, c, vrel);
+  cd_v3addScaled(vt, vrel, c->normal, -cd_v3dot(vrel, c->normal));
+  cd_v3addScaled(ft, Fb, c->normal, -cd_v3dot(Fb, c->normal));
+  CHECK(cd_v3dot(ft, vt) < 0);
+  CHECK_NEAR(cd_v3norm(ft), 0.5 * cd_v3dot(Fb, c->normal), 1e-9 * scale); /* slipping fast: mu f_n */
+  cd_contactSetFree(&hw.w.contacts);
+}
+
+CD_TEST(penaltyGroundTakesNoForceAndSeparatedContactsNone) {
+  cdHandWorld hw;
+  handWorldInit(&hw, 1);
+  hw.body[0].radius = 0.1;
+  hw.body[0].mass = 1;
+  cd_v3set(hw.body[0].position, 0, 0, 0.1 - 1e-5);
+  handWorldFinish(&hw);
+  const double n[3] = {0, 0, 1}, p[3] = {0, 0, -0.5e-5}, p2[3] = {1, 0, 0};
+  handContact(&hw, -1, 0, p, n, -1e-5);
+  cdContact *open = handContact(&hw, -1, 0, p2, n, 1e-4); /* inside the margin, apart */
+  open->feature[1] = 1;
+  CHECK(penaltyForcesOnce(&hw, 1e-3) == CD_OK);
+  CHECK_NEAR(hw.force[2], 1e6 * 1e-5, 1e-9);
+  CHECK_NEAR(hw.force[0], 0, 0);
+  CHECK(open->lambda[0] == 0);
+  CHECK_NEAR(open->state[CD_PENALTY_GAP], 1e-4, 0);
+  cd_contactSetFree(&hw.w.contacts);
+}
+
+CD_TEST(penaltySubstepsResolveTheFastestContact) {
+  /* two 1 kg spheres stacked on the ground, no friction, no damping, k = 1e6: the pair
+   * contact (w = 2/m) is the fastest, omega = sqrt(2 k / m); the stack's fastest mode has
+   * omega^2 = (3 + sqrt 5)/2 k/m, and the step must stay below half its stability limit */
+  cdHandWorld hw;
+  handWorldInit(&hw, 2);
+  hw.mat[1].friction = 0;
+  hw.mat[1].damping = 0;
+  for (int i = 0; i < 2; i++) {
+    hw.body[i].radius = 0.1;
+    hw.body[i].mass = 1;
+    cd_v3set(hw.body[i].position, 0, 0, 0.1 + 0.2 * i);
+  }
+  handWorldFinish(&hw);
+  const double n[3] = {0, 0, 1}, p0[3] = {0, 0, 0}, p1[3] = {0, 0, 0.2};
+  handContact(&hw, -1, 0, p0, n, -1e-5);
+  handContact(&hw, 0, 1, p1, n, -1e-5);
+  double scratch[6];
+  double h = cd_penaltyStableStep(&hw.scene, &hw.w, 0.01, scratch);
+  CHECK_NEAR(h, M_PI / (CD_PENALTY_SUBSTEPS_PER_CONTACT * sqrt(2e6)), 1e-12 * h);
+  CHECK(h <= 1 / sqrt((3 + sqrt(5)) / 2 * 1e6));
+  void *st = NULL;
+  char err[128];
+  cdBackendOptions opt = {0};
+  CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_OK);
+  CHECK(cd_backendPenalty.substeps(st, &hw.scene, &hw.w, 0.01) == (int)ceil(0.01 / h));
+  /* with friction at rest the regularised friction of the bottom contact is stiffer:
+   * c w_t = mu (weight of the pair's effective mass) / v_reg * (1/m + r^2/I) */
+  hw.mat[1].friction = 0.5;
+  double hf = cd_penaltyStableStep(&hw.scene, &hw.w, 0.01, scratch);
+  CHECK(hf < h);
+  cd_backendPenalty.free(st);
+  /* no contacts: nothing bounds the step */
+  hw.w.contacts.ncon = 0;
+  CHECK(isinf(cd_penaltyStableStep(&hw.scene, &hw.w, 0.01, scratch)));
+  cd_contactSetFree(&hw.w.contacts);
+}
