@@ -85,6 +85,7 @@ static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, vo
   cdProblemWork pw;
   st = cd_problemBuild(scene, w, dt, &pw);
   if (!st && w->cp.ncon > 0) st = be->solve(bs, &w->cp, &w->contacts, stats);
+  stats->substeps = 1;
   if (!st) st = cd_problemApply(w, &pw);
   cd_problemWorkFree(w, &pw);
   if (st) return st;
@@ -116,7 +117,6 @@ int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, voi
                  cdSolveStats *stats) {
   memset(stats, 0, sizeof *stats);
   stats->converged = 1;
-  stats->substeps = 1;
   int st = backend->kind == CD_BACKEND_IMPULSE ? stepImpulse(scene, w, backend, bstate, dt, stats)
                                                : stepForce(scene, w, backend, bstate, dt, stats);
   if (st) return st;
