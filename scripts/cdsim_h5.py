@@ -330,16 +330,18 @@ class Run:
     def sliding_contacts(self, threshold=STOP_SPEED):
         """The loaded sliding contacts: those that carried a normal impulse (> 0) in their step
         and whose post-step tangential speed exceeds threshold. Returns a dict of arrays, one
-        entry a row: frame, time, mu, tangent_speed |v_t|, normal_velocity v_n (separating > 0),
-        gap. Empty arrays when the file lacks normal_velocity / tangent_velocity."""
+        entry a row: frame, time, bodies (n,2), mu, tangent_speed |v_t|, normal_velocity v_n
+        (separating > 0), gap. Empty arrays when the file lacks normal_velocity /
+        tangent_velocity."""
         c = self.contacts
         if c.get("normal_velocity") is None or c.get("tangent_velocity") is None:
             empty = np.zeros(0)
-            return {"frame": empty.astype(int), "time": empty, "mu": empty,
+            return {"frame": empty.astype(int), "time": empty, "bodies": np.zeros((0, 2), int), "mu": empty,
                     "tangent_speed": empty, "normal_velocity": empty, "gap": empty}
         vt = np.linalg.norm(c["tangent_velocity"], axis=1)
         keep = (c["normal_impulse"] > 0) & (vt > threshold)
         frame = c["frame"][keep]
-        return {"frame": frame, "time": self.time[frame], "mu": self.contact_friction()[keep],
+        return {"frame": frame, "time": self.time[frame], "bodies": c["bodies"][keep],
+                "mu": self.contact_friction()[keep],
                 "tangent_speed": vt[keep], "normal_velocity": c["normal_velocity"][keep],
                 "gap": c["gap"][keep]}

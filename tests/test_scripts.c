@@ -445,8 +445,8 @@ CD_TEST(sweepOverFrictionAndModelsGivesOneRowAndOneFilePerRun) {
   if (!frictionPointer(scene, ptr, sizeof ptr)) CD_SKIP("the sliding cube's body 0 names no material");
   CHECK(tmpMake(dir, sizeof dir));
   snprintf(cmd, sizeof cmd,
-           "'%s/scripts/sweep' '%s' --param /duration --values 0.2 --param '%s' --values 0.3,0.6 "
-           "--models lcp,ccp --jobs 2 --out '%s/sw' 2>&1",
+           "'%s/scripts/sweep' '%s' --param '%s' --values 0.3,0.6 "
+           "--models lcp,ccp --jobs 2 --out '%s/sw' -- --duration 0.2 2>&1",
            rootDir(), scene, ptr, dir);
   int rc = runCapture(cmd, out, sizeof out);
   CHECK_MSG(rc == 0, "sweep: exit %d:\n%s", rc, out);
@@ -458,7 +458,7 @@ CD_TEST(sweepOverFrictionAndModelsGivesOneRowAndOneFilePerRun) {
     CHECK_MSG(countLines(csv) == 5, "summary.csv:\n%s", csv);
     for (int k = 1; lineOf(csv, k, line, sizeof line); k++) {
       char field[64];
-      CHECK_MSG(fieldOf(line, 3, field, sizeof field) && strcmp(field, "0") == 0, "row %d: %s", k, line);
+      CHECK_MSG(fieldOf(line, 2, field, sizeof field) && strcmp(field, "0") == 0, "row %d: %s", k, line);
     }
     free(csv);
   }
@@ -482,8 +482,8 @@ CD_TEST(sweepRecordsAnInvalidValueAsExitTwoAndFinishesTheRest) {
   if (!frictionPointer(scene, ptr, sizeof ptr)) CD_SKIP("the sliding cube's body 0 names no material");
   CHECK(tmpMake(dir, sizeof dir));
   snprintf(cmd, sizeof cmd,
-           "'%s/scripts/sweep' '%s' --param /duration --values 0.2 --param '%s' --values -1,0.3 "
-           "--models lcp --out '%s/sw' 2>&1",
+           "'%s/scripts/sweep' '%s' --param '%s' --values -1,0.3 "
+           "--models lcp --out '%s/sw' -- --duration 0.2 2>&1",
            rootDir(), scene, ptr, dir);
   int rc = runCapture(cmd, out, sizeof out);
   CHECK_MSG(rc == 0, "sweep: exit %d:\n%s", rc, out);
@@ -493,13 +493,13 @@ CD_TEST(sweepRecordsAnInvalidValueAsExitTwoAndFinishesTheRest) {
   CHECK(csv != NULL);
   if (csv) {
     CHECK_MSG(countLines(csv) == 3, "summary.csv:\n%s", csv);
-    /* columns: /duration, friction, model, exit, ... */
+    /* columns: friction, model, exit, ... */
     CHECK(lineOf(csv, 1, line, sizeof line));
-    CHECK(fieldOf(line, 1, field, sizeof field) && strcmp(field, "-1") == 0);
-    CHECK_MSG(fieldOf(line, 3, field, sizeof field) && strcmp(field, "2") == 0, "row 1: %s", line);
+    CHECK(fieldOf(line, 0, field, sizeof field) && strcmp(field, "-1") == 0);
+    CHECK_MSG(fieldOf(line, 2, field, sizeof field) && strcmp(field, "2") == 0, "row 1: %s", line);
     CHECK(lineOf(csv, 2, line, sizeof line));
-    CHECK(fieldOf(line, 1, field, sizeof field) && strcmp(field, "0.3") == 0);
-    CHECK_MSG(fieldOf(line, 3, field, sizeof field) && strcmp(field, "0") == 0, "row 2: %s", line);
+    CHECK(fieldOf(line, 0, field, sizeof field) && strcmp(field, "0.3") == 0);
+    CHECK_MSG(fieldOf(line, 2, field, sizeof field) && strcmp(field, "0") == 0, "row 2: %s", line);
     CHECK_MSG(strstr(line, ",ok,") != NULL, "row 2 has no summary: %s", line);
     free(csv);
   }
