@@ -336,7 +336,8 @@ class Run:
         c = self.contacts
         if c.get("normal_velocity") is None or c.get("tangent_velocity") is None:
             empty = np.zeros(0)
-            return {"frame": empty.astype(int), "time": empty, "bodies": np.zeros((0, 2), int), "mu": empty,
+            return {"frame": empty.astype(int), "time": empty, "bodies": np.zeros((0, 2), int),
+                    "mu": empty,
                     "tangent_speed": empty, "normal_velocity": empty, "gap": empty}
         vt = np.linalg.norm(c["tangent_velocity"], axis=1)
         keep = (c["normal_impulse"] > 0) & (vt > threshold)
