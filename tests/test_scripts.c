@@ -406,6 +406,9 @@ CD_TEST(compareModelsOnSlidingCubeWritesPlotAndOneRowPerModel) {
       CHECK(lineOf(csv, k, line, sizeof line));
       CHECK(fieldOf(line, 0, field, sizeof field) && strcmp(field, models[k - 1]) == 0);
       CHECK_MSG(fieldOf(line, 6, field, sizeof field) && strcmp(field, "0") == 0, "row %d: %s", k, line);
+      /* the run's own summary made it into the row (steps is column 7) */
+      CHECK_MSG(fieldOf(line, 7, field, sizeof field) && atol(field) > 0,
+                "row %d carries no run summary (did cdsim print its --summary line?): %s", k, line);
     }
     free(csv);
   }
@@ -500,7 +503,8 @@ CD_TEST(sweepRecordsAnInvalidValueAsExitTwoAndFinishesTheRest) {
     CHECK(lineOf(csv, 2, line, sizeof line));
     CHECK(fieldOf(line, 0, field, sizeof field) && strcmp(field, "0.3") == 0);
     CHECK_MSG(fieldOf(line, 2, field, sizeof field) && strcmp(field, "0") == 0, "row 2: %s", line);
-    CHECK_MSG(strstr(line, ",ok,") != NULL, "row 2 has no summary: %s", line);
+    CHECK_MSG(strstr(line, ",ok,") != NULL,
+              "row 2 carries no run summary (did cdsim print its --summary line?): %s", line);
     free(csv);
   }
   snprintf(path, sizeof path, "%s/sw/friction=0.3_model=lcp.h5", dir);
