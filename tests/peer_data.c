@@ -197,13 +197,13 @@ static int problemCondense(const cdPeerCtx *x, int d, int nc, const cdTrip *M, c
   cholmod_factor *L = NULL;
   cholmod_dense *fd = NULL, *y = NULL, *qd = NULL;
   cdTrip Wt = {0};
-  double one[2] = {1, 0}, minus[2] = {-1, 0}, anorm, asym, *q = NULL;
+  double one[2] = {1, 0}, minus[2] = {-1, 0}, half[2] = {0.5, 0}, anorm, asym, *q = NULL;
   if (ndof < 1) return ctxFail(x, CD_PEER_ERR_INPUT, "global problem with an empty M");
   cholmod_start(&cm);
   cm.print = 0;                        /* no printing: errors come back as messages */
   cm.supernodal = CHOLMOD_SUPERNODAL;  /* LL^T, which reports a matrix that is not SPD */
 
-  /* M: symmetric to the storage's precision, then its upper triangle factored */
+  /* M: symmetric to the storage's precision; its symmetric part (M + M^T) / 2 is factored */
   A = tripToSparse(M, &cm);
   if (!A) {
     rc = cholFail(x, &cm, "triplet_to_sparse(M)");
@@ -221,7 +221,9 @@ static int problemCondense(const cdPeerCtx *x, int d, int nc, const cdTrip *M, c
     rc = ctxFail(x, CD_PEER_ERR_INPUT, "M is not symmetric (|M - M^T|_1 / |M|_1 = %.3g)", asym / anorm);
     goto done;
   }
-  S = cholmod_copy(A, 1, 1, &cm);
+  cholmod_free_sparse(&D, &cm);
+  D = cholmod_add(A, At, half, half, 1, 0, &cm);
+  S = D ? cholmod_copy(D, 1, 1, &cm) : NULL; /* upper triangle, stype 1 */
   L = S ? cholmod_analyze(S, &cm) : NULL;
   if (!L) {
     rc = cholFail(x, &cm, "analyze(M)");

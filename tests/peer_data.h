@@ -10,8 +10,8 @@
  *     u = W r + q,   G = W (3x3 blocks, contact i owns rows 3i..3i+2, order normal, t1, t2),
  *     g = q, mu as read, lambda zeroed.
  * Entries of W that land in the same 3x3 block are summed (so are duplicate triplets); every
- * diagonal block is present (a zero one is inserted where the file has none); exact zeros of
- * dense storage are not stored.
+ * diagonal block is present (a zero one is inserted where the file has none); entries that are
+ * exactly zero in the file are not stored (a block of zeros only is left out).
  *
  * 2-D problems (d = 2, components normal, tangent) are embedded in 3-D with a decoupled
  * second tangent: W_t2t2 = 1, q_t2 = 0 and every other coupling of t2 is 0, so u_t2 = r_t2.
@@ -22,8 +22,10 @@
  *
  * Global problems (M v = H r + f, u = H^T v + w) are condensed to local form:
  *     W = H^T M^-1 H,   q = H^T M^-1 f + w,
- * with M^-1 applied by a CHOLMOD Cholesky factor of M; a non-symmetric or not positive
- * definite M is reported as an error.
+ * with M^-1 applied by a CHOLMOD (supernodal LL^T) factor of the symmetric part (M + M^T) / 2.
+ * M must be symmetric to |M - M^T|_1 <= 1e-5 |M|_1 (the sparse text storage keeps 6 digits;
+ * the LMGC90 FEM files CubeH8 and ...00046 measure 1.5e-6) and positive definite; otherwise
+ * the reader fails with "M is not symmetric" / "M is not positive definite".
  */
 #ifndef CD_PEER_DATA_H
 #define CD_PEER_DATA_H

@@ -1,0 +1,716 @@
+/* recorder.c: the HDF5 output file of a run (DESIGN §3), written frame by frame.
+ *
+ * Layout. F = frames (frame 0 is the initial state), B = bodies, C = contacts over all
+ * frames, m = LCP friction directions. All numbers little-endian; strings are
+ * variable-length UTF-8 (h5py gives str for the attributes; for the string datasets use
+ * .asstr(), as for any h5py string dataset).
+ *
+ *   / attributes      format = "cdsim", format_version = 1 (i32), model, solver,
+ *                     dt (f64, s), output_every (i32: a frame every Nth step),
+ *                     command_line, scene (effective scene JSON), cdsim_version,
+ *                     status ("running" while the run goes; the caller's status at close)
+ *   /time                          f64 [F]      simulated time, s
+ *   /bodies/name                   str [B]      as in the scene
+ *   /bodies/shape                  str [B]      "sphere" | "cube" (a box with three equal
+ *                                               half extents) | "box"
+ *   /bodies/mass                   f64 [B]      kg (0 for a fixed body: infinite)
+ *   /bodies/fixed                  u8  [B]      1 when the body never moves
+ *   /trajectory/position           f64 [F,B,3]  centre of mass, world, m
+ *   /trajectory/orientation        f64 [F,B,4]  unit quaternion (w, x, y, z), body to world
+ *   /trajectory/velocity           f64 [F,B,3]  linear, world, m/s
+ *   /trajectory/angular_velocity   f64 [F,B,3]  world, rad/s
+ *   /contacts/offset               i64 [F+1]    rows offset[k] .. offset[k+1]-1 are the
+ *                                               contacts of the step that produced frame k;
+ *                                               offset[0] = 0 and frame 0 has none
+ *   /contacts/bodies               i32 [C,2]    a, b; a = -1 is the ground
+ *   /contacts/point                f64 [C,3]    world, m
+ *   /contacts/normal               f64 [C,3]    unit, world, from a towards b
+ *   /contacts/gap                  f64 [C]      signed gap at the start of the step, m
+ *   /contacts/normal_impulse       f64 [C]      lambda_n on b over the step, N s
+ *   /contacts/tangent_impulse      f64 [C,3]    lambda_t1 t1 + lambda_t2 t2, world, N s
+ *   beyond DESIGN §3:
+ *   /contacts/normal_velocity      f64 [C]      normal relative velocity of b w.r.t. a
+ *                                               after the step, m/s (cdContact.post_vn)
+ *   /contacts/tangent_velocity     f64 [C,3]    tangential relative velocity after the
+ *                                               step, world, m/s (cdContact.post_vt)
+ *   /contacts/feature              u32 [C,2]    feature codes of a and b (contact.h); with
+ *                                               /contacts/bodies the key that follows a
+ *                                               contact from frame to frame
+ *   /contacts/beta                 f64 [C]      LCP friction-bound multiplier, m/s (else 0)
+ *   /contacts/alpha                f64 [C,m]    LCP friction multipliers, N s; only in runs
+ *                                               whose contact set has m > 0 (created at the
+ *                                               first frame that shows m; rows of contacts
+ *                                               recorded without alpha read NaN)
+ *   /contacts/penalty_state        f64 [C,4]    penalty model data (cdContact.state): gap,
+ *                                               |v_t|, impact velocity, plastic overlap
+ *   /solver/iterations             i32 [F]      solver iterations (Lemke pivots) of the step
+ *   /solver/residual               f64 [F]      the backend's complementarity residual
+ *   /solver/converged              u8  [F]      1 when the stopping rule was met
+ *   /solver/substeps               i32 [F]      force backends: substeps of the step
+ *   /solver/warn_cholmod           i64 [F]      cumulative counters of numerical trouble
+ *   /solver/warn_nonconverged      i64 [F]        up to this frame (cdWorld.warn_*): they
+ *   /solver/warn_fallback          i64 [F]        also count the steps between frames
+ *   /energy/kinetic                f64 [F]      sum 1/2 m v.v + 1/2 w.(R I R^T) w, J
+ *   /energy/potential              f64 [F]      -sum m g.x, J (fixed bodies: nothing)
+ *   /summary attributes            the run summary (src/summary.h), written at the end:
+ *                                  steps, substeps, contacts_max, iterations_max,
+ *                                  nonconverged_steps (i64); wall_time (s), contacts_mean,
+ *                                  iterations_mean, residual_max, penetration_max (m),
+ *                                  lift_max (m), kinetic_energy_final (J) (f64)
+ *   Frame 0 solver entries are 0, 0, 1, 0 (and whenever the caller passes no stats).
+ *
+ * Storage. Every per-frame and per-contact dataset is chunked (up to 64 frames, at most
+ * about 1 MiB a chunk; 4096 contact rows), shuffled and deflated at level 4 when the
+ * deflate filter is available, and has an unlimited first dimension. Frames are buffered
+ * in memory and written in batches of 32 frames, or sooner when 1 s of wall time has
+ * passed since the last batch; each batch ends with H5Fflush(H5F_SCOPE_GLOBAL). Between
+ * batches the file on disk is complete and consistent, so a process that dies loses at
+ * most the frames of the unwritten batch. Objects carry no modification times, so the
+ * same frames give the same dataset bytes.
+ *
+ * Why not SWMR. A SWMR writer (H5Fstart_swmr_write, latest format) that dies leaves the
+ * superblock marked "open for write": h5dump and a plain h5py.File(path) then refuse the
+ * file until `h5clear -s` is run, which defeats the point for a batch tool whose users
+ * open crashed runs in ordinary readers. SWMR also forbids creating objects and
+ * attributes once started (/contacts/alpha is created when its width is first known) and
+ * needs the 1.10 file format. The default (oldest compatible) format with flushed
+ * batches instead leaves an ordinary file; the residual risk is a death in the middle of
+ * a batch write (milliseconds), which can leave that last batch inconsistent.
+ *
+ * Errors. HDF5's automatic error printing is turned off; a failed call becomes a return
+ * code, and at open a one-line message naming the path and the reason (the OS message
+ * when HDF5 reports one). A failed batch write (a full disk) shrinks every dataset back
+ * to the last complete batch, marks the recorder failed (later frames are refused), and
+ * cd_recorderClose still tries to record the status and returns -1. HDF5 gives no
+ * guarantee after a failed write: a partially filled chunk that grew was being moved,
+ * so the frames it held before the failed batch can be lost, and a disk that fills
+ * during the very first batch (when the chunk indexes are allocated) can leave the file
+ * unreadable. tests/test_recorder.c measures the usual case: the file still opens with
+ * consistent lengths.
+ */
+#include "recorder.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "alloc.h"
+
+#ifndef CDSIM_VERSION
+#error "CDSIM_VERSION is defined by the Makefile"
+#endif
+
+enum {
+  CD_REC_BATCH = 32,             /* frames per batch write */
+  CD_REC_FRAME_CHUNK = 64,       /* frames per chunk (at most) */
+  CD_REC_CONTACT_CHUNK = 4096,   /* contact rows per chunk */
+  CD_REC_CHUNK_BYTES = 1 << 20,  /* target chunk size, bytes */
+  CD_REC_DEFLATE = 4
+};
+#define CD_REC_FLUSH_SECONDS 1.0
+
+/* the datasets written frame by frame, in file creation order */
+enum {
+  COL_TIME,
+  COL_POSITION,
+  COL_ORIENTATION,
+  COL_VELOCITY,
+  COL_ANGULAR,
+  COL_OFFSET,
+  COL_ITERATIONS,
+  COL_RESIDUAL,
+  COL_CONVERGED,
+  COL_SUBSTEPS,
+  COL_WARN_CHOLMOD,
+  COL_WARN_NONCONVERGED,
+  COL_WARN_FALLBACK,
+  COL_KINETIC,
+  COL_POTENTIAL,
+  COL_NFRAME_COLS, /* the columns below have one row per contact */
+  COL_BODIES = COL_NFRAME_COLS,
+  COL_POINT,
+  COL_NORMAL,
+  COL_GAP,
+  COL_NORMAL_IMPULSE,
+  COL_TANGENT_IMPULSE,
+  COL_NORMAL_VELOCITY,
+  COL_TANGENT_VELOCITY,
+  COL_FEATURE,
+  COL_BETA,
+  COL_PENALTY_STATE,
+  COL_ALPHA, /* created at the first frame with nalpha > 0 */
+  COL_COUNT
+};
+
+/* one extensible dataset and the rows buffered for it */
+typedef struct cdColumn {
+  const char *path;
+  hid_t mtype;         /* memory (native) type, a library constant: never closed */
+  hid_t ftype;         /* file type, a library constant */
+  int rank;            /* 1..3 */
+  hsize_t inner[2];    /* dimensions after the first */
+  size_t width;        /* elements per row (product of inner) */
+  size_t esize;        /* bytes per element */
+  hid_t dset;          /* H5I_INVALID_HID until created */
+  unsigned char *buf;  /* (cap x width x esize) rows not yet in the file */
+  size_t nbuf, cap;    /* rows buffered, rows allocated */
+  hsize_t nfile;       /* rows in the file (the last complete batch) */
+} cdColumn;
+
+enum { GRP_BODIES, GRP_TRAJECTORY, GRP_CONTACTS, GRP_SOLVER, GRP_ENERGY, GRP_COUNT };
+static const char *const group_name[GRP_COUNT] = {"/bodies", "/trajectory", "/contacts", "/solver", "/energy"};
+
+struct cdRecorder {
+  hid_t file;
+  hid_t group[GRP_COUNT];
+  hid_t str_type;        /* variable-length UTF-8 string */
+  cdColumn col[COL_COUNT];
+  int nbody;
+  long nframe;           /* frames accepted (in the file or buffered) */
+  int nbatch;            /* frames buffered */
+  int64_t ncontact;      /* contacts accepted */
+  int deflate;           /* the deflate filter can encode */
+  struct timespec last_batch;
+  int failed;            /* a batch write failed: the file ends at the batch before */
+  char why[200];         /* reason of the last HDF5 failure */
+};
+
+/* ---- error text ------------------------------------------------------------------ */
+
+typedef struct {
+  char *buf;
+  size_t len;
+} cdReason;
+
+/* the innermost error of the stack is where HDF5 met the trouble; the file drivers put
+ * the OS message in it as "error message = '...'" */
+static herr_t reason_walk(unsigned n, const H5E_error2_t *e, void *data) {
+  cdReason *r = data;
+  if (n != 0 || !e->desc) return 0;
+  const char *s = strstr(e->desc, "error message = '");
+  if (s) {
+    s += strlen("error message = '");
+    const char *end = strchr(s, '\'');
+    size_t k = end ? (size_t)(end - s) : strlen(s);
+    snprintf(r->buf, r->len, "%.*s", (int)k, s);
+  } else {
+    snprintf(r->buf, r->len, "%s", e->desc);
+  }
+  return 0;
+}
+
+/* records the reason of the HDF5 call that just failed (what: the object, or NULL);
+ * returns -1 */
+static int h5fail(cdRecorder *r, const char *what) {
+  char reason[160] = "HDF5 error";
+  cdReason rr = {reason, sizeof reason};
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, reason_walk, &rr);
+  if (what)
+    snprintf(r->why, sizeof r->why, "%s: %s", what, reason);
+  else
+    snprintf(r->why, sizeof r->why, "%s", reason);
+  return -1;
+}
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+/* ---- attributes and fixed datasets ----------------------------------------------- */
+
+static int attr_write(cdRecorder *r, const char *name, hid_t ftype, hid_t mtype, const void *value) {
+  hid_t space = H5Screate(H5S_SCALAR);
+  if (space < 0) return h5fail(r, name);
+  hid_t a = H5Acreate2(r->file, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = a < 0 || H5Awrite(a, mtype, value) < 0 ? h5fail(r, name) : 0;
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(space);
+  return rc;
+}
+
+static int attr_string(cdRecorder *r, const char *name, const char *value) {
+  const char *v = value ? value : "";
+  return attr_write(r, name, r->str_type, r->str_type, &v);
+}
+
+/* a small fixed-size dataset of B elements, written whole */
+static int bodies_write(cdRecorder *r, const char *name, hid_t ftype, hid_t mtype, const void *data) {
+  hsize_t n = (hsize_t)r->nbody;
+  hid_t space = H5Screate_simple(1, &n, NULL);
+  if (space < 0) return h5fail(r, name);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t d = -1;
+  int rc = 0;
+  if (dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) rc = h5fail(r, name);
+  if (!rc) {
+    d = H5Dcreate2(r->group[GRP_BODIES], name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (d < 0) rc = h5fail(r, name);
+  }
+  if (!rc && n > 0 && H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) rc = h5fail(r, name);
+  if (d >= 0) H5Dclose(d);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  H5Sclose(space);
+  return rc;
+}
+
+static const char *shape_name(const cdBodyDef *b) {
+  if (b->shape == CD_SPHERE) return "sphere";
+  return b->half[0] == b->half[1] && b->half[1] == b->half[2] ? "cube" : "box";
+}
+
+static int bodies_group(cdRecorder *r, const cdScene *scene) {
+  size_t n = (size_t)scene->nbody;
+  const char **name = cd_calloc(n ? n : 1, sizeof *name);
+  const char **shape = cd_calloc(n ? n : 1, sizeof *shape);
+  double *mass = cd_calloc(n ? n : 1, sizeof *mass);
+  uint8_t *fixed = cd_calloc(n ? n : 1, sizeof *fixed);
+  int rc = 0;
+  if (!name || !shape || !mass || !fixed) {
+    snprintf(r->why, sizeof r->why, "out of memory");
+    rc = -1;
+  }
+  for (size_t i = 0; !rc && i < n; i++) {
+    name[i] = scene->body[i].name;
+    shape[i] = shape_name(&scene->body[i]);
+    mass[i] = scene->body[i].mass;
+    fixed[i] = scene->body[i].fixed ? 1 : 0;
+  }
+  if (!rc) rc = bodies_write(r, "name", r->str_type, r->str_type, name);
+  if (!rc) rc = bodies_write(r, "shape", r->str_type, r->str_type, shape);
+  if (!rc) rc = bodies_write(r, "mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, mass);
+  if (!rc) rc = bodies_write(r, "fixed", H5T_STD_U8LE, H5T_NATIVE_UINT8, fixed);
+  cd_free(name);
+  cd_free(shape);
+  cd_free(mass);
+  cd_free(fixed);
+  return rc;
+}
+
+/* ---- extensible columns ---------------------------------------------------------- */
+
+static void col_define(cdColumn *c, const char *path, hid_t mtype, hid_t ftype, int rank, hsize_t d1, hsize_t d2) {
+  c->path = path;
+  c->mtype = mtype;
+  c->ftype = ftype;
+  c->rank = rank;
+  c->inner[0] = rank > 1 ? d1 : 1;
+  c->inner[1] = rank > 2 ? d2 : 1;
+  c->width = (size_t)(c->inner[0] * c->inner[1]);
+  c->esize = H5Tget_size(mtype);
+  c->dset = H5I_INVALID_HID;
+}
+
+/* creates the dataset with nrows rows already present (they read as the fill value) */
+static int col_create(cdRecorder *r, cdColumn *c, int per_contact, hsize_t nrows, const double *fill) {
+  hsize_t dims[3] = {nrows, c->inner[0], c->inner[1]};
+  hsize_t maxdims[3] = {H5S_UNLIMITED, c->inner[0], c->inner[1]};
+  hsize_t chunk[3] = {1, c->inner[0], c->inner[1]};
+  size_t rowbytes = c->width * c->esize;
+  for (int d = 1; d < 3; d++) {
+    /* a zero-length inner dimension (no bodies) still needs a chunk of 1 */
+    if (chunk[d] == 0) {
+      chunk[d] = 1;
+      maxdims[d] = H5S_UNLIMITED;
+    }
+  }
+  if (per_contact) {
+    chunk[0] = CD_REC_CONTACT_CHUNK;
+  } else if (rowbytes > 0 && rowbytes * CD_REC_FRAME_CHUNK > CD_REC_CHUNK_BYTES) {
+    chunk[0] = rowbytes >= CD_REC_CHUNK_BYTES ? 1 : CD_REC_CHUNK_BYTES / rowbytes;
+    /* a frame larger than a chunk (many bodies) is split along the bodies */
+    if (rowbytes > CD_REC_CHUNK_BYTES && c->rank == 3) {
+      hsize_t per_body = c->inner[1] * c->esize;
+      chunk[1] = CD_REC_CHUNK_BYTES / per_body;
+      if (chunk[1] < 1) chunk[1] = 1;
+    }
+  } else {
+    chunk[0] = CD_REC_FRAME_CHUNK;
+  }
+  hid_t space = H5Screate_simple(c->rank, dims, maxdims);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  int rc = 0;
+  if (space < 0 || dcpl < 0 || H5Pset_chunk(dcpl, c->rank, chunk) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0)
+    rc = h5fail(r, c->path);
+  if (!rc && r->deflate && (H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, CD_REC_DEFLATE) < 0))
+    rc = h5fail(r, c->path);
+  if (!rc && fill && H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, fill) < 0) rc = h5fail(r, c->path);
+  if (!rc) {
+    c->dset = H5Dcreate2(r->file, c->path, c->ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (c->dset < 0) rc = h5fail(r, c->path);
+  }
+  c->nfile = nrows;
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  return rc;
+}
+
+/* room for rows more buffered rows; amortised doubling */
+static int col_reserve(cdColumn *c, size_t rows) {
+  if (c->nbuf + rows <= c->cap) return 0;
+  size_t cap = c->cap ? 2 * c->cap : 256;
+  while (cap < c->nbuf + rows) cap *= 2;
+  unsigned char *b = cd_realloc(c->buf, cap * c->width * c->esize);
+  if (!b) return -1;
+  c->buf = b;
+  c->cap = cap;
+  return 0;
+}
+
+/* the next buffered row (room reserved before) */
+static void *col_push(cdColumn *c) {
+  void *p = c->buf + c->nbuf * c->width * c->esize;
+  c->nbuf++;
+  return p;
+}
+
+static int col_flush(cdRecorder *r, cdColumn *c) {
+  if (c->dset < 0 || c->nbuf == 0) return 0;
+  hsize_t start[3] = {c->nfile, 0, 0};
+  hsize_t count[3] = {(hsize_t)c->nbuf, c->inner[0], c->inner[1]};
+  hsize_t dims[3] = {c->nfile + c->nbuf, c->inner[0], c->inner[1]};
+  if (H5Dset_extent(c->dset, dims) < 0) return h5fail(r, c->path);
+  if (c->width == 0) return 0; /* no bodies: rows without elements */
+  hid_t fspace = H5Dget_space(c->dset);
+  hid_t mspace = H5Screate_simple(c->rank, count, NULL);
+  int rc = 0;
+  if (fspace < 0 || mspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+      H5Dwrite(c->dset, c->mtype, mspace, fspace, H5P_DEFAULT, c->buf) < 0)
+    rc = h5fail(r, c->path);
+  if (mspace >= 0) H5Sclose(mspace);
+  if (fspace >= 0) H5Sclose(fspace);
+  return rc;
+}
+
+/* writes every buffered row and flushes the file; on failure every dataset goes back to
+ * the last complete batch and the recorder is marked failed */
+static int batch_write(cdRecorder *r) {
+  int rc = 0;
+  for (int i = 0; i < COL_COUNT && !rc; i++) rc = col_flush(r, &r->col[i]);
+  if (!rc && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0) rc = h5fail(r, "flush");
+  for (int i = 0; i < COL_COUNT; i++) {
+    cdColumn *c = &r->col[i];
+    if (rc && c->dset >= 0) {
+      hsize_t dims[3] = {c->nfile, c->inner[0], c->inner[1]};
+      H5Dset_extent(c->dset, dims);
+    } else if (!rc) {
+      c->nfile += c->nbuf;
+    }
+    c->nbuf = 0;
+  }
+  if (rc) {
+    H5Fflush(r->file, H5F_SCOPE_GLOBAL);
+    r->failed = 1;
+  }
+  r->nbatch = 0;
+  clock_gettime(CLOCK_MONOTONIC, &r->last_batch);
+  return rc;
+}
+
+/* ---- open and close -------------------------------------------------------------- */
+
+static void col_free(cdColumn *c) {
+  if (c->dset >= 0) H5Dclose(c->dset);
+  c->dset = H5I_INVALID_HID;
+  cd_free(c->buf);
+  c->buf = NULL;
+}
+
+/* closes every id and frees r; returns -1 when the file did not close cleanly */
+static int recorder_free(cdRecorder *r) {
+  int rc = 0;
+  for (int i = 0; i < COL_COUNT; i++) col_free(&r->col[i]);
+  for (int g = 0; g < GRP_COUNT; g++)
+    if (r->group[g] >= 0) H5Gclose(r->group[g]);
+  if (r->str_type >= 0) H5Tclose(r->str_type);
+  if (r->file >= 0 && H5Fclose(r->file) < 0) rc = -1;
+  cd_free(r);
+  return rc;
+}
+
+static void columns_define(cdRecorder *r) {
+  hsize_t b = (hsize_t)r->nbody;
+  cdColumn *c = r->col;
+  hid_t f64 = H5T_IEEE_F64LE, d = H5T_NATIVE_DOUBLE;
+  col_define(&c[COL_TIME], "/time", d, f64, 1, 0, 0);
+  col_define(&c[COL_POSITION], "/trajectory/position", d, f64, 3, b, 3);
+  col_define(&c[COL_ORIENTATION], "/trajectory/orientation", d, f64, 3, b, 4);
+  col_define(&c[COL_VELOCITY], "/trajectory/velocity", d, f64, 3, b, 3);
+  col_define(&c[COL_ANGULAR], "/trajectory/angular_velocity", d, f64, 3, b, 3);
+  col_define(&c[COL_OFFSET], "/contacts/offset", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
+  col_define(&c[COL_ITERATIONS], "/solver/iterations", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
+  col_define(&c[COL_RESIDUAL], "/solver/residual", d, f64, 1, 0, 0);
+  col_define(&c[COL_CONVERGED], "/solver/converged", H5T_NATIVE_UINT8, H5T_STD_U8LE, 1, 0, 0);
+  col_define(&c[COL_SUBSTEPS], "/solver/substeps", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
+  col_define(&c[COL_WARN_CHOLMOD], "/solver/warn_cholmod", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
+  col_define(&c[COL_WARN_NONCONVERGED], "/solver/warn_nonconverged", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
+  col_define(&c[COL_WARN_FALLBACK], "/solver/warn_fallback", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
+  col_define(&c[COL_KINETIC], "/energy/kinetic", d, f64, 1, 0, 0);
+  col_define(&c[COL_POTENTIAL], "/energy/potential", d, f64, 1, 0, 0);
+  col_define(&c[COL_BODIES], "/contacts/bodies", H5T_NATIVE_INT32, H5T_STD_I32LE, 2, 2, 0);
+  col_define(&c[COL_POINT], "/contacts/point", d, f64, 2, 3, 0);
+  col_define(&c[COL_NORMAL], "/contacts/normal", d, f64, 2, 3, 0);
+  col_define(&c[COL_GAP], "/contacts/gap", d, f64, 1, 0, 0);
+  col_define(&c[COL_NORMAL_IMPULSE], "/contacts/normal_impulse", d, f64, 1, 0, 0);
+  col_define(&c[COL_TANGENT_IMPULSE], "/contacts/tangent_impulse", d, f64, 2, 3, 0);
+  col_define(&c[COL_NORMAL_VELOCITY], "/contacts/normal_velocity", d, f64, 1, 0, 0);
+  col_define(&c[COL_TANGENT_VELOCITY], "/contacts/tangent_velocity", d, f64, 2, 3, 0);
+  col_define(&c[COL_FEATURE], "/contacts/feature", H5T_NATIVE_UINT32, H5T_STD_U32LE, 2, 2, 0);
+  col_define(&c[COL_BETA], "/contacts/beta", d, f64, 1, 0, 0);
+  col_define(&c[COL_PENALTY_STATE], "/contacts/penalty_state", d, f64, 2, 4, 0);
+  /* the width of alpha is set when it is first seen */
+  col_define(&c[COL_ALPHA], "/contacts/alpha", d, f64, 2, 1, 0);
+}
+
+static int deflate_available(void) {
+  unsigned config = 0;
+  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) return 0;
+  if (H5Zget_filter_info(H5Z_FILTER_DEFLATE, &config) < 0) return 0;
+  return (config & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
+}
+
+/* everything of the file after its creation: attributes, groups, bodies, columns */
+static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo *info) {
+  int one = 1, every = info->output_every;
+  double dt = info->dt;
+  if (attr_string(r, "format", "cdsim") || attr_write(r, "format_version", H5T_STD_I32LE, H5T_NATIVE_INT, &one) ||
+      attr_string(r, "model", info->model) || attr_string(r, "solver", info->solver) ||
+      attr_write(r, "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &dt) ||
+      attr_write(r, "output_every", H5T_STD_I32LE, H5T_NATIVE_INT, &every) ||
+      attr_string(r, "command_line", info->command_line) || attr_string(r, "scene", info->scene_json) ||
+      attr_string(r, "cdsim_version", CDSIM_VERSION) || attr_string(r, "status", "running"))
+    return -1;
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  if (gcpl < 0 || H5Pset_obj_track_times(gcpl, 0) < 0) {
+    if (gcpl >= 0) H5Pclose(gcpl);
+    return h5fail(r, "group properties");
+  }
+  int rc = 0;
+  for (int g = 0; g < GRP_COUNT && !rc; g++) {
+    r->group[g] = H5Gcreate2(r->file, group_name[g], H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    if (r->group[g] < 0) rc = h5fail(r, group_name[g]);
+  }
+  H5Pclose(gcpl);
+  if (rc || bodies_group(r, scene)) return -1;
+  for (int i = 0; i < COL_ALPHA; i++) {
+    cdColumn *c = &r->col[i];
+    if (col_create(r, c, i >= COL_NFRAME_COLS, 0, NULL)) return -1;
+    size_t cap = i < COL_NFRAME_COLS ? CD_REC_BATCH : 0;
+    if (cap && !(c->buf = cd_malloc(cap * c->width * c->esize))) {
+      snprintf(r->why, sizeof r->why, "out of memory");
+      return -1;
+    }
+    c->cap = cap;
+  }
+  /* offset[0] = 0: the file is valid (zero frames) from the start */
+  *(int64_t *)col_push(&r->col[COL_OFFSET]) = 0;
+  return batch_write(r);
+}
+
+cdRecorder *cd_recorderOpen(const char *path, const cdScene *scene, const cdRunInfo *info, char *err,
+                            size_t errlen) {
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  cdRecorder *r = cd_calloc(1, sizeof *r);
+  if (!r) {
+    snprintf(err, errlen, "cannot create output file %s: out of memory", path);
+    return NULL;
+  }
+  r->file = r->str_type = H5I_INVALID_HID;
+  for (int g = 0; g < GRP_COUNT; g++) r->group[g] = H5I_INVALID_HID;
+  r->nbody = scene->nbody;
+  r->deflate = deflate_available();
+  columns_define(r);
+
+  /* a strong close degree: closing the file closes whatever is still open in it */
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  int rc = 0;
+  if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) rc = h5fail(r, "file properties");
+#if H5_VERSION_GE(1, 10, 7)
+  /* lock the file, but still work on file systems without locks */
+  if (!rc && H5Pset_file_locking(fapl, 1, 1) < 0) rc = h5fail(r, "file properties");
+#endif
+  if (!rc) {
+    r->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (r->file < 0) rc = h5fail(r, NULL);
+  }
+  if (fapl >= 0) H5Pclose(fapl);
+  int created = !rc;
+  if (!rc) {
+    r->str_type = H5Tcopy(H5T_C_S1);
+    if (r->str_type < 0 || H5Tset_size(r->str_type, H5T_VARIABLE) < 0 ||
+        H5Tset_cset(r->str_type, H5T_CSET_UTF8) < 0)
+      rc = h5fail(r, "string type");
+  }
+  if (!rc) rc = recorder_layout(r, scene, info);
+  if (!rc && r->failed) rc = -1;
+  if (rc) {
+    snprintf(err, errlen, "cannot create output file %s: %s", path, r->why);
+    recorder_free(r);
+    /* leave nothing behind, but never remove what is not a regular file (/dev/...) */
+    struct stat st;
+    if (created && stat(path, &st) == 0 && S_ISREG(st.st_mode)) unlink(path);
+    return NULL;
+  }
+  return r;
+}
+
+int cd_recorderClose(cdRecorder *r, const char *status) {
+  if (!r) return -1;
+  int rc = r->failed ? -1 : 0;
+  if (!r->failed && r->nbatch > 0 && batch_write(r)) rc = -1;
+  const char *s = status ? status : "";
+  hid_t a = H5Aopen(r->file, "status", H5P_DEFAULT);
+  if (a < 0 || H5Awrite(a, r->str_type, &s) < 0) rc = -1;
+  if (a >= 0) H5Aclose(a);
+  if (H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0) rc = -1;
+  if (recorder_free(r)) rc = -1;
+  return rc;
+}
+
+/* ---- frames ---------------------------------------------------------------------- */
+
+/* activates /contacts/alpha with width m; rows of contacts accepted before read NaN */
+static int alpha_activate(cdRecorder *r, int m) {
+  cdColumn *c = &r->col[COL_ALPHA];
+  col_define(c, c->path, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, (hsize_t)m, 0);
+  cd_free(c->buf); /* from an earlier failed activation, maybe of another width */
+  c->buf = NULL;
+  c->nbuf = c->cap = 0;
+  const double fill = NAN;
+  size_t pending = r->col[COL_BODIES].nbuf;
+  if (col_reserve(c, pending)) return -1;
+  if (col_create(r, c, 1, r->col[COL_BODIES].nfile, &fill)) {
+    if (c->dset >= 0) H5Dclose(c->dset);
+    c->dset = H5I_INVALID_HID;
+    return -1;
+  }
+  for (size_t i = 0; i < pending; i++) {
+    double *row = col_push(c);
+    for (int k = 0; k < m; k++) row[k] = fill;
+  }
+  return 0;
+}
+
+int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *world, const cdSolveStats *stats) {
+  if (!r || r->failed || world->nbody != r->nbody || scene->nbody != r->nbody) return -1;
+  const cdContactSet *cs = &world->contacts;
+  /* frame 0 is the initial state: no step produced it, so it has no contacts */
+  int ncon = r->nframe == 0 ? 0 : cs->ncon;
+  int m = cs->nalpha;
+  cdColumn *alpha = &r->col[COL_ALPHA];
+  if (m > 0 && alpha->dset < 0 && alpha_activate(r, m)) return -1;
+  if (m > 0 && (size_t)m != alpha->width) return -1;
+
+  /* all memory first, so that a failure leaves no partial frame */
+  for (int i = COL_NFRAME_COLS; i < COL_COUNT; i++)
+    if (r->col[i].dset >= 0 && col_reserve(&r->col[i], (size_t)ncon)) return -1;
+
+  cdColumn *c = r->col;
+  size_t nb = (size_t)r->nbody;
+  *(double *)col_push(&c[COL_TIME]) = world->time;
+  double *pos = col_push(&c[COL_POSITION]), *ori = col_push(&c[COL_ORIENTATION]);
+  double *vel = col_push(&c[COL_VELOCITY]), *ang = col_push(&c[COL_ANGULAR]);
+  if (nb) {
+    memcpy(pos, world->x, nb * 3 * sizeof(double));
+    memcpy(ori, world->q, nb * 4 * sizeof(double));
+  }
+  for (size_t i = 0; i < nb; i++) {
+    memcpy(&vel[3 * i], &world->v[6 * i], 3 * sizeof(double));
+    memcpy(&ang[3 * i], &world->v[6 * i + 3], 3 * sizeof(double));
+  }
+  cdSolveStats none = {0, 0.0, 1, 0, 0};
+  const cdSolveStats *st = stats && r->nframe > 0 ? stats : &none;
+  *(int32_t *)col_push(&c[COL_ITERATIONS]) = st->iterations;
+  *(double *)col_push(&c[COL_RESIDUAL]) = st->residual;
+  *(uint8_t *)col_push(&c[COL_CONVERGED]) = st->converged ? 1 : 0;
+  *(int32_t *)col_push(&c[COL_SUBSTEPS]) = st->substeps;
+  *(int64_t *)col_push(&c[COL_WARN_CHOLMOD]) = world->warn_cholmod;
+  *(int64_t *)col_push(&c[COL_WARN_NONCONVERGED]) = world->warn_nonconverged;
+  *(int64_t *)col_push(&c[COL_WARN_FALLBACK]) = world->warn_fallback;
+  *(double *)col_push(&c[COL_KINETIC]) = cd_worldKineticEnergy(scene, world);
+  *(double *)col_push(&c[COL_POTENTIAL]) = cd_worldPotentialEnergy(scene, world);
+
+  for (int i = 0; i < ncon; i++) {
+    const cdContact *k = &cs->con[i];
+    int32_t *bodies = col_push(&c[COL_BODIES]);
+    uint32_t *feature = col_push(&c[COL_FEATURE]);
+    bodies[0] = k->body[0];
+    bodies[1] = k->body[1];
+    feature[0] = k->feature[0];
+    feature[1] = k->feature[1];
+    memcpy(col_push(&c[COL_POINT]), k->point, sizeof k->point);
+    memcpy(col_push(&c[COL_NORMAL]), k->normal, sizeof k->normal);
+    *(double *)col_push(&c[COL_GAP]) = k->gap;
+    *(double *)col_push(&c[COL_NORMAL_IMPULSE]) = k->lambda[0];
+    double *ti = col_push(&c[COL_TANGENT_IMPULSE]);
+    for (int d = 0; d < 3; d++) ti[d] = k->lambda[1] * k->t1[d] + k->lambda[2] * k->t2[d];
+    *(double *)col_push(&c[COL_NORMAL_VELOCITY]) = k->post_vn;
+    memcpy(col_push(&c[COL_TANGENT_VELOCITY]), k->post_vt, sizeof k->post_vt);
+    *(double *)col_push(&c[COL_BETA]) = k->beta;
+    memcpy(col_push(&c[COL_PENALTY_STATE]), k->state, sizeof k->state);
+    if (alpha->dset >= 0) {
+      double *row = col_push(alpha);
+      for (size_t a = 0; a < alpha->width; a++) row[a] = m > 0 ? cs->alpha[(size_t)i * (size_t)m + a] : NAN;
+    }
+  }
+  r->ncontact += ncon;
+  *(int64_t *)col_push(&c[COL_OFFSET]) = r->ncontact;
+  r->nframe++;
+  r->nbatch++;
+
+  if (r->nbatch >= CD_REC_BATCH || seconds_since(&r->last_batch) >= CD_REC_FLUSH_SECONDS) return batch_write(r);
+  return 0;
+}
+
+/* ---- summary --------------------------------------------------------------------- */
+
+static int group_attr(cdRecorder *r, hid_t g, const char *name, hid_t ftype, hid_t mtype, const void *v) {
+  hid_t space = H5Screate(H5S_SCALAR);
+  if (space < 0) return h5fail(r, name);
+  hid_t a = H5Acreate2(g, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = a < 0 || H5Awrite(a, mtype, v) < 0 ? h5fail(r, name) : 0;
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(space);
+  return rc;
+}
+
+int cd_recorderWriteSummary(cdRecorder *r, const cdSummary *s) {
+  if (!r || r->failed) return -1;
+  hid_t g = H5Gcreate2(r->file, "/summary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return h5fail(r, "/summary");
+  const struct {
+    const char *name;
+    long v;
+  } ints[] = {{"steps", s->steps},
+              {"substeps", s->substeps},
+              {"contacts_max", s->contacts_max},
+              {"iterations_max", s->iterations_max},
+              {"nonconverged_steps", s->nonconverged_steps}};
+  const struct {
+    const char *name;
+    double v;
+  } reals[] = {{"wall_time", s->wall_time},
+               {"contacts_mean", s->contacts_mean},
+               {"iterations_mean", s->iterations_mean},
+               {"residual_max", s->residual_max},
+               {"penetration_max", s->penetration_max},
+               {"lift_max", s->lift_max},
+               {"kinetic_energy_final", s->kinetic_energy_final}};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++) {
+    int64_t v = ints[i].v;
+    rc = group_attr(r, g, ints[i].name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
+  }
+  for (size_t i = 0; i < sizeof reals / sizeof reals[0] && !rc; i++)
+    rc = group_attr(r, g, reals[i].name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &reals[i].v);
+  H5Gclose(g);
+  return rc;
+}

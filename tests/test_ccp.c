@@ -1,0 +1,495 @@
+/* test_ccp.c: the CCP solvers (apgd, pgs, primal) and the ccp backend on problem-level cases
+ * whose answers are known in closed form or computed another way here.
+ *
+ * Tolerances. The solvers stop on the shared residual r = max_i ||lambda_i -
+ * Proj_K(lambda_i - c̄_i)|| / (1 + ||g||_inf) (cone.h). When G is positive definite with
+ * eigenvalues in [m, M], the error in lambda is at most (1 + M) / m times the unscaled
+ * residual (the natural map of a strongly monotone problem), and the error in c̄ at most M
+ * times that. The bounds below are those factors times the tolerance.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "ccp.h"
+#include "cone.h"
+#include "problem.h"
+#include "test.h"
+
+enum { SOLVER_APGD = 0, SOLVER_PGS = 1, SOLVER_PRIMAL = 2, NSOLVER = 3 };
+static const char *const solverName[NSOLVER] = {"apgd", "pgs", "primal"};
+
+/* runs one solver on p (lambda in p as the warm start) */
+static int runSolver(int s, cdContactProblem *p, double tol, int maxit, cdSolveStats *st) {
+  cdCcpParams par = {tol, maxit};
+  if (s == SOLVER_APGD) return cd_ccpApgdSolve(p, &par, st);
+  if (s == SOLVER_PGS) return cd_ccpPgsSolve(p, &par, st);
+  cholmod_common cc;
+  cholmod_start(&cc);
+  cc.print = 0;
+  int rc = cd_ccpPrimalSolve(p, &par, &cc, st);
+  cholmod_finish(&cc);
+  return rc;
+}
+
+static int problemAlloc(cdContactProblem *p, int ncon, int nnzb) {
+  memset(p, 0, sizeof *p);
+  p->ncon = ncon;
+  if (cd_blockMatrixAlloc(&p->G, ncon, nnzb) != 0) return -1;
+  p->g = cd_calloc(3 * (size_t)ncon, sizeof(double));
+  p->mu = cd_calloc((size_t)ncon, sizeof(double));
+  p->lambda = cd_calloc(3 * (size_t)ncon, sizeof(double));
+  return p->g && p->mu && p->lambda ? 0 : -1;
+}
+
+/* the unit point mass sliding at v0 along t1 on the ground: G = I (the contact Jacobian of a
+ * point is a rotation), g = (phi/dt - 9.81 dt, v0, 0) */
+static int slidingPoint(cdContactProblem *p, double mu, double v0, double dt, double phi) {
+  if (problemAlloc(p, 1, 1) != 0) return -1;
+  p->G.rowptr[1] = 1;
+  p->G.val[0] = p->G.val[4] = p->G.val[8] = 1.0;
+  p->g[0] = phi / dt - 9.81 * dt;
+  p->g[1] = v0;
+  p->mu[0] = mu;
+  return 0;
+}
+
+static void cbarOf(const cdContactProblem *p, double *cb) {
+  cd_blockMatrixMul(&p->G, p->lambda, cb);
+  for (int k = 0; k < 3 * p->ncon; k++) cb[k] += p->g[k];
+}
+
+CD_TEST(slidingPointLeavesWithTheCcpClosedFormVelocity) {
+  /* G = I, so lambda = Proj_K(-g): -g = (n, -v0, 0) with n = 9.81 dt - phi/dt lies beyond
+   * the cone, lambda_N = (n + mu v0) / (1 + mu^2), and c̄_T = v0 - mu lambda_N gives
+   *   c_T = (v0 - mu n) / (1 + mu^2),  c̄_N = mu c_T,  c_N = c̄_N - phi/dt = mu c_T - phi/dt;
+   * for phi = 0 that is NUMERICS.md's c_T = (v0 - mu g dt) / (1 + mu^2), c_N = mu c_T.
+   * With G = I the error in c̄ is at most 2 x the unscaled residual. */
+  const double mu = 0.5, v0 = 2.0, dt = 0.01;
+  const double phis[2] = {0.0, 0.0005};
+  for (int s = 0; s < NSOLVER; s++)
+    for (int k = 0; k < 2; k++) {
+      cdContactProblem p;
+      CHECK(slidingPoint(&p, mu, v0, dt, phis[k]) == 0);
+      cdSolveStats st;
+      double tol = s == SOLVER_PRIMAL ? CD_CCP_PRIMAL_TOL : CD_CCP_ITER_TOL;
+      CHECK(runSolver(s, &p, 0, 0, &st) == CD_OK);
+      CHECK_MSG(st.converged && st.residual <= tol, "%s: residual %g", solverName[s], st.residual);
+      double n = 9.81 * dt - phis[k] / dt, cT = (v0 - mu * n) / (1 + mu * mu), cb[3];
+      cbarOf(&p, cb);
+      double bound = 2.0 * tol * cd_coneScale(&p);
+      CHECK_NEAR(cb[1], cT, bound);
+      CHECK_NEAR(cb[2], 0.0, bound);
+      CHECK_NEAR(cb[0] - phis[k] / dt, mu * fabs(cb[1]) - phis[k] / dt, 2 * bound);
+      CHECK_NEAR(cb[0] - phis[k] / dt, mu * cT - phis[k] / dt, bound);
+      if (phis[k] == 0.0) CHECK_NEAR(cT, (v0 - mu * 9.81 * dt) / (1 + mu * mu), 1e-15);
+      cd_contactProblemFree(&p);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* random multibody problems: bodies with diagonal M^-1 (6 dof), contacts between two bodies
+ * or a body and the ground with random 3x6 Jacobian blocks; G = J M^-1 J^T block-sparse with
+ * a block (i, j) exactly when contacts i and j share a body (O(ncon^2) here: test sizes only) */
+
+typedef struct {
+  unsigned long s;
+} rng;
+static double rnd(rng *r) { /* uniform [-1, 1) */
+  r->s = r->s * 6364136223846793005ul + 1442695040888963407ul;
+  return (double)(r->s >> 11) / 4503599627370496.0 - 1.0;
+}
+
+typedef struct {
+  int nbody, ncon;
+  double minv[8][6];      /* per body diagonal of M^-1 */
+  int body[12][2];        /* contact bodies, -1 the ground */
+  double J[12][2][18];    /* contact i, side k: 3x6 block row-major */
+  double vf[8 * 6];       /* free velocity */
+  double phi[12];
+} randomSystem;
+
+static void randomSystemMake(randomSystem *sys, rng *r, int nbody, int ncon) {
+  memset(sys, 0, sizeof *sys);
+  sys->nbody = nbody;
+  sys->ncon = ncon;
+  for (int b = 0; b < nbody; b++)
+    for (int k = 0; k < 6; k++) sys->minv[b][k] = 0.5 + 0.5 * (rnd(r) + 1.0);
+  for (int i = 0; i < ncon; i++) {
+    int a = (int)((rnd(r) + 1.0) * 0.5 * (nbody + 1)) - 1, b = (int)((rnd(r) + 1.0) * 0.5 * nbody);
+    if (a >= nbody) a = nbody - 1;
+    if (b >= nbody) b = nbody - 1;
+    if (a == b) a = -1;
+    sys->body[i][0] = a;
+    sys->body[i][1] = b;
+    for (int k = 0; k < 2; k++)
+      for (int e = 0; e < 18; e++) sys->J[i][k][e] = rnd(r);
+    sys->phi[i] = 0.002 * (rnd(r) + 1.0);
+  }
+  for (int k = 0; k < 6 * nbody; k++) sys->vf[k] = rnd(r);
+}
+
+/* G_ij = sum over shared bodies of J_i,b M_b^-1 J_j,b^T; g = J v_f + (phi/dt, 0, 0) */
+static int randomProblem(const randomSystem *sys, double dt, const double *mu, cdContactProblem *p) {
+  int nc = sys->ncon, nnzb = 0;
+  static double blocks[12][12][9];
+  static int has[12][12];
+  memset(blocks, 0, sizeof blocks);
+  memset(has, 0, sizeof has);
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nc; j++)
+      for (int ka = 0; ka < 2; ka++)
+        for (int kb = 0; kb < 2; kb++) {
+          int b = sys->body[i][ka];
+          if (b < 0 || b != sys->body[j][kb]) continue;
+          has[i][j] = 1;
+          for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++)
+              for (int d = 0; d < 6; d++)
+                blocks[i][j][3 * r + c] += sys->J[i][ka][6 * r + d] * sys->minv[b][d] * sys->J[j][kb][6 * c + d];
+        }
+  for (int i = 0; i < nc; i++) {
+    has[i][i] = 1;
+    for (int j = 0; j < nc; j++) nnzb += has[i][j];
+  }
+  if (problemAlloc(p, nc, nnzb) != 0) return -1;
+  int k = 0;
+  for (int i = 0; i < nc; i++) {
+    p->G.rowptr[i] = k;
+    for (int j = 0; j < nc; j++) {
+      if (!has[i][j]) continue;
+      if (i == j) p->G.diag[i] = k;
+      p->G.col[k] = j;
+      memcpy(&p->G.val[9 * k], blocks[i][j], sizeof blocks[i][j]);
+      k++;
+    }
+  }
+  p->G.rowptr[nc] = k;
+  for (int i = 0; i < nc; i++) {
+    p->mu[i] = mu[i];
+    for (int r = 0; r < 3; r++) {
+      double s = 0.0;
+      for (int ka = 0; ka < 2; ka++) {
+        int b = sys->body[i][ka];
+        if (b < 0) continue;
+        for (int d = 0; d < 6; d++) s += sys->J[i][ka][6 * r + d] * sys->vf[6 * b + d];
+      }
+      p->g[3 * i + r] = s + (r == 0 ? sys->phi[i] / dt : 0.0);
+    }
+  }
+  return 0;
+}
+
+/* the frictionless CCP is the LCP G_NN l + g_N >= 0 ⟂ l >= 0 on the normal components:
+ * enumerate the 2^ncon active sets, solving G_SS l_S = -g_S by Gaussian elimination */
+static int lcpEnumerate(const cdContactProblem *p, double *lN) {
+  int nc = p->ncon;
+  double A[12][12], b[12], GN[12][12];
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nc; j++) GN[i][j] = 0.0;
+  for (int i = 0; i < nc; i++)
+    for (int k = p->G.rowptr[i]; k < p->G.rowptr[i + 1]; k++) GN[i][p->G.col[k]] = p->G.val[9 * k];
+  for (unsigned mask = 0; mask < (1u << nc); mask++) {
+    int idx[12], m = 0, ok = 1;
+    for (int i = 0; i < nc; i++)
+      if (mask & (1u << i)) idx[m++] = i;
+    for (int r = 0; r < m; r++) {
+      for (int c = 0; c < m; c++) A[r][c] = GN[idx[r]][idx[c]];
+      b[r] = -p->g[3 * idx[r]];
+    }
+    for (int c = 0; c < m && ok; c++) { /* elimination with partial pivoting */
+      int piv = c;
+      for (int r = c + 1; r < m; r++)
+        if (fabs(A[r][c]) > fabs(A[piv][c])) piv = r;
+      if (fabs(A[piv][c]) < 1e-12) ok = 0;
+      if (!ok) break;
+      for (int e = 0; e < m; e++) {
+        double t = A[c][e];
+        A[c][e] = A[piv][e];
+        A[piv][e] = t;
+      }
+      double t = b[c];
+      b[c] = b[piv];
+      b[piv] = t;
+      for (int r = c + 1; r < m; r++) {
+        double f = A[r][c] / A[c][c];
+        for (int e = c; e < m; e++) A[r][e] -= f * A[c][e];
+        b[r] -= f * b[c];
+      }
+    }
+    if (!ok) continue;
+    for (int r = m - 1; r >= 0; r--) {
+      for (int e = r + 1; e < m; e++) b[r] -= A[r][e] * b[e];
+      b[r] /= A[r][r];
+    }
+    for (int i = 0; i < nc; i++) lN[i] = 0.0;
+    for (int r = 0; r < m; r++) {
+      if (b[r] < -1e-12) ok = 0;
+      lN[idx[r]] = b[r];
+    }
+    for (int i = 0; i < nc && ok; i++) {
+      double w = p->g[3 * i];
+      for (int j = 0; j < nc; j++) w += GN[i][j] * lN[j];
+      if (w < -1e-10) ok = 0;
+    }
+    if (ok) return 0;
+  }
+  return -1;
+}
+
+CD_TEST(frictionlessCcpEqualsTheEnumeratedLcp) {
+  rng r = {7};
+  const double dt = 0.01;
+  int checked = 0;
+  for (int trial = 0; trial < 12; trial++) {
+    int nc = 3 + trial % 6;
+    randomSystem sys;
+    randomSystemMake(&sys, &r, 3, nc);
+    double mu[12] = {0};
+    cdContactProblem p;
+    CHECK(randomProblem(&sys, dt, mu, &p) == 0);
+    double lN[12];
+    if (lcpEnumerate(&p, lN) != 0) {
+      CHECK_MSG(0, "trial %d: enumeration found no LCP solution", trial);
+      cd_contactProblemFree(&p);
+      continue;
+    }
+    for (int s = 0; s < NSOLVER; s++) {
+      memset(p.lambda, 0, 3 * (size_t)nc * sizeof(double));
+      cdSolveStats st;
+      /* a tight tolerance so that the comparison below is decided by the LCP, not the stop */
+      double tol = s == SOLVER_PRIMAL ? 1e-10 : 1e-10;
+      CHECK(runSolver(s, &p, tol, 20000, &st) == CD_OK);
+      CHECK_MSG(st.converged, "trial %d %s: residual %g after %d", trial, solverName[s], st.residual, st.iterations);
+      for (int i = 0; i < nc; i++) {
+        CHECK_NEAR(p.lambda[3 * i], lN[i], 1e-6 * (1 + fabs(lN[i])));
+        CHECK(p.lambda[3 * i + 1] == 0.0 && p.lambda[3 * i + 2] == 0.0);
+      }
+    }
+    checked++;
+    cd_contactProblemFree(&p);
+  }
+  CHECK(checked == 12);
+}
+
+CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
+  /* 3-10 contacts on 3-4 bodies, some with more contact rows than body dofs (singular G, as
+   * in stacks: lambda is then not unique, but c̄ = G lambda + g is, so c̄ is compared). Each
+   * solver must meet its own residual, and all three agree on c̄ to 1e-6 (relative to the
+   * scale) when solved to 1e-10 (apgd, pgs) and 1e-12 (primal). */
+  rng r = {99};
+  const double dt = 0.01;
+  int nsolved[NSOLVER] = {0}, ntrial = 24, npolished = 0, maxIpm = 0;
+  double worst = 0.0;
+  for (int trial = 0; trial < ntrial; trial++) {
+    int nc = 3 + trial % 8, nb = 3 + trial % 2;
+    randomSystem sys;
+    randomSystemMake(&sys, &r, nb, nc);
+    double mu[12];
+    for (int i = 0; i < nc; i++) mu[i] = i % 5 == 4 ? 0.0 : 0.1 + 0.5 * (rnd(&r) + 1.0);
+    cdContactProblem p;
+    CHECK(randomProblem(&sys, dt, mu, &p) == 0);
+    double cb[NSOLVER][36];
+    for (int s = 0; s < NSOLVER; s++) {
+      memset(p.lambda, 0, 3 * (size_t)nc * sizeof(double));
+      cdSolveStats st;
+      double tol = s == SOLVER_PRIMAL ? 1e-12 : 1e-10;
+      CHECK(runSolver(s, &p, tol, 50000, &st) == CD_OK);
+      CHECK_MSG(st.converged, "trial %d (%d contacts) %s: residual %g after %d", trial, nc, solverName[s],
+                st.residual, st.iterations);
+      nsolved[s] += st.converged;
+      cdConeResidual parts;
+      cd_coneResidualOf(&p, p.lambda, cb[s], &parts);
+      CHECK(parts.value == st.residual);
+    }
+    /* the interior point at its defaults: converged, in tens of iterations */
+    cdSolveStats dst;
+    CHECK(runSolver(SOLVER_PRIMAL, &p, 0, 0, &dst) == CD_OK);
+    CHECK_MSG(dst.converged && dst.iterations <= 40, "trial %d primal at defaults: residual %g, %d iterations",
+              trial, dst.residual, dst.iterations);
+    npolished += dst.fallbacks;
+    maxIpm = dst.fallbacks ? maxIpm : (dst.iterations > maxIpm ? dst.iterations : maxIpm);
+    double sc = cd_coneScale(&p);
+    for (int s = 0; s < 2; s++)
+      for (int k = 0; k < 3 * nc; k++) {
+        double d = fabs(cb[s][k] - cb[SOLVER_PRIMAL][k]) / sc;
+        worst = fmax(worst, d);
+        CHECK_MSG(d <= 1e-6, "trial %d %s c̄[%d] %.12g vs primal %.12g", trial, solverName[s], k, cb[s][k],
+                  cb[SOLVER_PRIMAL][k]);
+      }
+    cd_contactProblemFree(&p);
+  }
+  printf("    random problems: apgd %d, pgs %d, primal %d of %d solved; worst c̄ difference %.2g; at 1e-8 the\n"
+         "    interior point alone took <= %d iterations, %d of %d needed the Gauss-Seidel polish\n",
+         nsolved[0], nsolved[1], nsolved[2], ntrial, worst, maxIpm, npolished, ntrial);
+}
+
+CD_TEST(primalImpulsesSolveTheVelocitySpacePrimal) {
+  /* seed 001's primal: min 1/2 (v - v_f)^T M (v - v_f) s.t. J v - c_stab ∈ K*, multipliers
+   * lambda. From the impulses of the contact-space solve, v = v_f + M^-1 J^T lambda must be
+   * feasible (J v - c_stab = c̄ ∈ K*, checked per contact), complementary, and optimal: no
+   * feasible random perturbation v + eps d does better (the objective is convex, so a local
+   * test along feasible directions suffices for these samples). */
+  rng r = {2024};
+  const double dt = 0.01;
+  int bad = 0, feasibleProbes = 0;
+  for (int trial = 0; trial < 6; trial++) {
+    int nc = 4 + trial, nb = 3;
+    randomSystem sys;
+    randomSystemMake(&sys, &r, nb, nc);
+    double mu[12];
+    for (int i = 0; i < nc; i++) mu[i] = 0.3 + 0.3 * (rnd(&r) + 1.0);
+    cdContactProblem p;
+    CHECK(randomProblem(&sys, dt, mu, &p) == 0);
+    cdSolveStats st;
+    CHECK(runSolver(SOLVER_PRIMAL, &p, 1e-10, 0, &st) == CD_OK && st.converged);
+    double v[48], c[36];
+    for (int k = 0; k < 6 * nb; k++) v[k] = sys.vf[k];
+    for (int i = 0; i < nc; i++)
+      for (int ka = 0; ka < 2; ka++) {
+        int b = sys.body[i][ka];
+        if (b < 0) continue;
+        for (int d = 0; d < 6; d++)
+          for (int rr = 0; rr < 3; rr++) v[6 * b + d] += sys.minv[b][d] * sys.J[i][ka][6 * rr + d] * p.lambda[3 * i + rr];
+      }
+    /* c̄ = J v - c_stab with c_stab = (-phi/dt, 0, 0) */
+    double obj0 = 0.0;
+    for (int b = 0; b < nb; b++)
+      for (int d = 0; d < 6; d++) obj0 += 0.5 * (v[6 * b + d] - sys.vf[6 * b + d]) * (v[6 * b + d] - sys.vf[6 * b + d]) / sys.minv[b][d];
+    for (int probe = 0; probe < 400; probe++) {
+      double vv[48], dir[48];
+      for (int k = 0; k < 6 * nb; k++) {
+        dir[k] = rnd(&r);
+        vv[k] = v[k] + 1e-3 * dir[k];
+      }
+      int feas = 1;
+      for (int i = 0; i < nc; i++) {
+        for (int rr = 0; rr < 3; rr++) {
+          double s = rr == 0 ? sys.phi[i] / dt : 0.0;
+          for (int ka = 0; ka < 2; ka++) {
+            int b = sys.body[i][ka];
+            if (b >= 0)
+              for (int d = 0; d < 6; d++) s += sys.J[i][ka][6 * rr + d] * vv[6 * b + d];
+          }
+          c[3 * i + rr] = s;
+        }
+        feas = feas && mu[i] * hypot(c[3 * i + 1], c[3 * i + 2]) <= c[3 * i];
+      }
+      if (!feas) continue;
+      feasibleProbes++;
+      double obj = 0.0;
+      for (int b = 0; b < nb; b++)
+        for (int d = 0; d < 6; d++) obj += 0.5 * (vv[6 * b + d] - sys.vf[6 * b + d]) * (vv[6 * b + d] - sys.vf[6 * b + d]) / sys.minv[b][d];
+      bad += obj < obj0 - 1e-9;
+    }
+    /* feasibility and complementarity of v itself */
+    for (int i = 0; i < nc; i++) {
+      for (int rr = 0; rr < 3; rr++) {
+        double s = rr == 0 ? sys.phi[i] / dt : 0.0;
+        for (int ka = 0; ka < 2; ka++) {
+          int b = sys.body[i][ka];
+          if (b >= 0)
+            for (int d = 0; d < 6; d++) s += sys.J[i][ka][6 * rr + d] * v[6 * b + d];
+        }
+        c[3 * i + rr] = s;
+      }
+      double sc = cd_coneScale(&p);
+      bad += mu[i] * hypot(c[3 * i + 1], c[3 * i + 2]) > c[3 * i] + 1e-9 * sc;
+      bad += fabs(c[3 * i] * p.lambda[3 * i] + c[3 * i + 1] * p.lambda[3 * i + 1] + c[3 * i + 2] * p.lambda[3 * i + 2]) >
+             1e-8 * sc * sc;
+    }
+    cd_contactProblemFree(&p);
+  }
+  CHECK_MSG(bad == 0, "%d primal optimality violations", bad);
+  CHECK_MSG(feasibleProbes > 0, "no feasible probe direction was sampled");
+}
+
+CD_TEST(warmStartReducesIterations) {
+  /* the solution of a problem is a warm start for the same problem with g moved by 1e-3
+   * (the next step of a resting configuration): apgd and pgs need fewer iterations from it
+   * than from zero */
+  rng r = {31};
+  const double dt = 0.01;
+  randomSystem sys;
+  randomSystemMake(&sys, &r, 4, 8);
+  double mu[12];
+  for (int i = 0; i < 8; i++) mu[i] = 0.5;
+  cdContactProblem p;
+  CHECK(randomProblem(&sys, dt, mu, &p) == 0);
+  for (int s = 0; s < 2; s++) {
+    cdSolveStats cold, warm;
+    memset(p.lambda, 0, 24 * sizeof(double));
+    CHECK(runSolver(s, &p, 1e-8, 20000, &cold) == CD_OK && cold.converged);
+    for (int k = 0; k < 24; k++) p.g[k] += 1e-3 * rnd(&r);
+    CHECK(runSolver(s, &p, 1e-8, 20000, &warm) == CD_OK && warm.converged);
+    cdSolveStats cold2;
+    memset(p.lambda, 0, 24 * sizeof(double));
+    CHECK(runSolver(s, &p, 1e-8, 20000, &cold2) == CD_OK && cold2.converged);
+    CHECK_MSG(warm.iterations < cold2.iterations, "%s: warm %d vs cold %d iterations", solverName[s], warm.iterations,
+              cold2.iterations);
+    printf("    %s: %d iterations warm, %d cold\n", solverName[s], warm.iterations, cold2.iterations);
+  }
+  cd_contactProblemFree(&p);
+}
+
+CD_TEST(ccpBackendPicksSolversAndRejectsUnknownOnes) {
+  char err[160] = "";
+  void *state = NULL;
+  cdBackendOptions opt;
+  memset(&opt, 0, sizeof opt);
+  opt.solver = "lemke";
+  CHECK(cd_backendCcp.make(NULL, &opt, &state, err, sizeof err) == CD_ERR_USAGE);
+  CHECK(strstr(err, "lemke") != NULL);
+  CHECK(cd_backendCcp.kind == CD_BACKEND_IMPULSE && strcmp(cd_backendCcp.name, "ccp") == 0);
+  const char *names[4] = {NULL, "apgd", "pgs", "primal"};
+  const char *expect[4] = {"apgd", "apgd", "pgs", "primal"};
+  for (int k = 0; k < 4; k++) {
+    opt.solver = names[k];
+    state = NULL;
+    CHECK(cd_backendCcp.make(NULL, &opt, &state, err, sizeof err) == CD_OK);
+    CHECK(strcmp(cd_backendCcp.solverName(state), expect[k]) == 0);
+    cdContactProblem p;
+    CHECK(slidingPoint(&p, 0.5, 2.0, 0.01, 0.0) == 0);
+    cdSolveStats st;
+    CHECK(cd_backendCcp.solve(state, &p, NULL, &st) == CD_OK);
+    double tol = k == 3 ? CD_CCP_PRIMAL_TOL : CD_CCP_ITER_TOL;
+    CHECK(st.converged && st.residual <= tol && st.iterations > 0);
+    cd_contactProblemFree(&p);
+    cd_backendCcp.free(state);
+  }
+}
+
+CD_TEST(ccpSolversSurviveEveryAllocationFailure) {
+  /* each of the first allocations fails in turn: the solver returns CD_ERR_NOMEM (or CD_OK
+   * when that allocation was not its own) and frees everything it took */
+  rng r = {5};
+  randomSystem sys;
+  randomSystemMake(&sys, &r, 3, 6);
+  double mu[12] = {0.5, 0.5, 0.0, 0.5, 0.5, 0.5};
+  cdContactProblem p;
+  CHECK(randomProblem(&sys, 0.01, mu, &p) == 0);
+  cholmod_common cc;
+  cholmod_start(&cc);
+  cc.print = 0;
+  for (int s = 0; s < NSOLVER; s++) {
+    int sawNomem = 0;
+    for (long k = 1; k <= 12; k++) {
+      memset(p.lambda, 0, 18 * sizeof(double));
+      long live = cd_allocLive();
+      cdCcpParams par = {0, 0};
+      cdSolveStats st;
+      cd_allocFailAt(k);
+      int rc = s == SOLVER_APGD ? cd_ccpApgdSolve(&p, &par, &st)
+               : s == SOLVER_PGS ? cd_ccpPgsSolve(&p, &par, &st)
+                                 : cd_ccpPrimalSolve(&p, &par, &cc, &st);
+      cd_allocFailAt(0);
+      CHECK_MSG(rc == CD_OK || rc == CD_ERR_NOMEM, "%s, failing allocation %ld: rc %d", solverName[s], k, rc);
+      CHECK_MSG(cd_allocLive() == live, "%s, failing allocation %ld: %ld blocks leaked", solverName[s], k,
+                cd_allocLive() - live);
+      sawNomem |= rc == CD_ERR_NOMEM;
+    }
+    CHECK_MSG(sawNomem, "%s never reported CD_ERR_NOMEM", solverName[s]);
+  }
+  cholmod_finish(&cc);
+  cd_contactProblemFree(&p);
+}

@@ -1,0 +1,148 @@
+/* test_cone.c: projections onto the Coulomb cone and its dual, and the shared CCP residual
+ * (solvers/cone.h), against the closed forms of NUMERICS.md "Cones". */
+#include <math.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cone.h"
+#include "problem.h"
+#include "test.h"
+
+static unsigned long coneRng = 12345u;
+static double coneRand(void) { /* uniform in [-1, 1), deterministic */
+  coneRng = coneRng * 6364136223846793005ul + 1442695040888963407ul;
+  return (double)(coneRng >> 11) / 4503599627370496.0 - 1.0;
+}
+
+static int inK(double mu, const double x[3], double tol) { return hypot(x[1], x[2]) <= mu * x[0] + tol; }
+static int inKstar(double mu, const double x[3], double tol) { return mu * hypot(x[1], x[2]) <= x[0] + tol; }
+
+CD_TEST(coneProjectionKeepsInsidePoints) {
+  double x[3] = {1.0, 0.3, -0.2}, y[3];
+  cd_coneProject(0.5, x, y);
+  CHECK(y[0] == x[0] && y[1] == x[1] && y[2] == x[2]);
+}
+
+CD_TEST(coneProjectionSendsPolarPointsToZero) {
+  /* mu s <= -n: the point lies in -K*, whose projection is the apex */
+  double x[3] = {-1.0, 0.6, 0.8}, y[3];
+  cd_coneProject(0.5, x, y);
+  CHECK(y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0);
+}
+
+CD_TEST(coneProjectionOnBoundaryMatchesClosedForm) {
+  /* (n, t) = (1, (1.2, 1.6)), s = 2, mu = 0.5: n' = (1 + 1) / 1.25 = 1.6, t' = 0.5 1.6 t / 2 */
+  double x[3] = {1.0, 1.2, 1.6}, y[3];
+  cd_coneProject(0.5, x, y);
+  CHECK_NEAR(y[0], 1.6, 1e-15);
+  CHECK_NEAR(y[1], 0.48, 1e-15);
+  CHECK_NEAR(y[2], 0.64, 1e-15);
+  CHECK_NEAR(hypot(y[1], y[2]), 0.5 * y[0], 1e-15);
+}
+
+CD_TEST(coneProjectionWithZeroFrictionIsTheRay) {
+  double a[3] = {0.7, 0.3, -2.0}, b[3] = {-0.7, 0.3, 0.0}, c[3] = {0.0, 0.0, 0.0}, y[3];
+  cd_coneProject(0.0, a, y);
+  CHECK(y[0] == 0.7 && y[1] == 0.0 && y[2] == 0.0);
+  cd_coneProject(0.0, b, y);
+  CHECK(y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0);
+  cd_coneProject(0.0, c, y);
+  CHECK(y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0);
+  cd_coneProjectDual(0.0, b, y); /* K*_0 is the half-space y_N >= 0 */
+  CHECK(y[0] == 0.0 && y[1] == 0.3 && y[2] == 0.0);
+}
+
+CD_TEST(coneProjectionIsIdempotentAndOptimal) {
+  /* Proj is the Euclidean projection: Proj(Proj x) = Proj x, x - Proj x ⟂ Proj x,
+   * -(x - Proj x) ∈ K*, and no sampled point of K is closer to x */
+  int bad = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    double mu = 1.5 * (coneRand() + 1.0), x[3] = {2 * coneRand(), 2 * coneRand(), 2 * coneRand()}, y[3], yy[3];
+    cd_coneProject(mu, x, y);
+    cd_coneProject(mu, y, yy);
+    double r[3] = {y[0] - x[0], y[1] - x[1], y[2] - x[2]}, dist = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    bad += !inK(mu, y, 1e-12);
+    bad += fabs(yy[0] - y[0]) + fabs(yy[1] - y[1]) + fabs(yy[2] - y[2]) > 1e-13;
+    bad += fabs(r[0] * y[0] + r[1] * y[1] + r[2] * y[2]) > 1e-12;
+    bad += !inKstar(mu, r, 1e-12);
+    for (int s = 0; s < 20; s++) {
+      double n = 2.0 * (coneRand() + 1.0), ang = 3.14159 * coneRand(), rad = mu * n * 0.5 * (coneRand() + 1.0);
+      double q[3] = {n, rad * cos(ang), rad * sin(ang)};
+      double dq = sqrt((q[0] - x[0]) * (q[0] - x[0]) + (q[1] - x[1]) * (q[1] - x[1]) + (q[2] - x[2]) * (q[2] - x[2]));
+      bad += dq < dist - 1e-12;
+    }
+  }
+  CHECK_MSG(bad == 0, "%d projection property violations", bad);
+}
+
+CD_TEST(dualConeProjectionSatisfiesMoreau) {
+  /* x = Proj_K*(x) + Proj_{-K}(x) with the two parts orthogonal; Proj_K* idempotent */
+  int bad = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    double mu = 1.5 * (coneRand() + 1.0), x[3] = {2 * coneRand(), 2 * coneRand(), 2 * coneRand()}, y[3], yy[3];
+    cd_coneProjectDual(mu, x, y);
+    cd_coneProjectDual(mu, y, yy);
+    double r[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]}, mr[3] = {-r[0], -r[1], -r[2]};
+    bad += !inKstar(mu, y, 1e-12);
+    bad += !inK(mu, mr, 1e-12);
+    bad += fabs(r[0] * y[0] + r[1] * y[1] + r[2] * y[2]) > 1e-12;
+    bad += fabs(yy[0] - y[0]) + fabs(yy[1] - y[1]) + fabs(yy[2] - y[2]) > 1e-13;
+  }
+  CHECK_MSG(bad == 0, "%d dual projection property violations", bad);
+}
+
+/* a one-block problem with G = I and g = -x: its solution is lambda = Proj_K(x) */
+static int oneBlock(cdContactProblem *p, double mu, const double x[3]) {
+  memset(p, 0, sizeof *p);
+  if (cd_blockMatrixAlloc(&p->G, 1, 1) != 0) return -1;
+  p->ncon = 1;
+  p->G.rowptr[1] = 1;
+  p->G.val[0] = p->G.val[4] = p->G.val[8] = 1.0;
+  p->g = cd_calloc(3, sizeof(double));
+  p->mu = cd_calloc(1, sizeof(double));
+  p->lambda = cd_calloc(3, sizeof(double));
+  if (!p->g || !p->mu || !p->lambda) return -1;
+  p->mu[0] = mu;
+  for (int k = 0; k < 3; k++) p->g[k] = -x[k];
+  return 0;
+}
+
+CD_TEST(residualVanishesAtTheProjectionAndOnlyThere) {
+  int bad = 0;
+  for (int trial = 0; trial < 500; trial++) {
+    double mu = 1.5 * (coneRand() + 1.0), x[3] = {2 * coneRand(), 2 * coneRand(), 2 * coneRand()};
+    cdContactProblem p;
+    CHECK(oneBlock(&p, mu, x) == 0);
+    double cb[3];
+    cdConeResidual parts;
+    cd_coneProject(mu, x, p.lambda);
+    double r = cd_coneResidualOf(&p, p.lambda, cb, &parts);
+    bad += r > 1e-15 || parts.cone > 1e-15 || parts.dual > 1e-14 || parts.comp > 1e-14;
+    bad += fabs(parts.scale - (1.0 + fmax(fabs(x[0]), fmax(fabs(x[1]), fabs(x[2]))))) > 1e-15;
+    /* with G = I, moving lambda off the solution by 0.1 along l_N moves c̄ by the same, so
+     * lambda - Proj(lambda - c̄) = 0.1 e_N exactly */
+    p.lambda[0] += 0.1;
+    cd_coneResidualOf(&p, p.lambda, cb, &parts);
+    bad += fabs(parts.natural - 0.1) > 1e-13;
+    cd_contactProblemFree(&p);
+  }
+  CHECK_MSG(bad == 0, "%d residual property violations", bad);
+}
+
+CD_TEST(residualReportsEachPartAndRejectsNaN) {
+  cdContactProblem p;
+  double x[3] = {0, 0, 0};
+  CHECK(oneBlock(&p, 0.5, x) == 0);
+  cdConeResidual parts;
+  /* lambda = (1, 1, 0) is outside K_0.5 by (1 - 0.5) / sqrt(1.25) along the boundary normal;
+   * c̄ = lambda (g = 0) is inside K*; lambda^T c̄ = 2 */
+  double lam[3] = {1.0, 1.0, 0.0}, cb[3];
+  cd_coneResidualOf(&p, lam, cb, &parts);
+  CHECK_NEAR(parts.cone, 0.5 / sqrt(1.25), 1e-15);
+  CHECK_NEAR(parts.dual, 0.0, 1e-15);
+  CHECK_NEAR(parts.comp, 2.0, 1e-15);
+  CHECK_NEAR(parts.value, parts.natural / 1.0, 1e-15);
+  lam[1] = NAN;
+  CHECK(isinf(cd_coneResidualOf(&p, lam, cb, &parts)));
+  cd_contactProblemFree(&p);
+}
