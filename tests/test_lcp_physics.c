@@ -8,12 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "test.h"
-
-/* the pipeline (tests/simtest.h, src/world.c) lands on main separately: compile these
- * tests where it exists */
-#if __has_include("simtest.h")
 #include "simtest.h"
+#include "test.h"
 
 #define GRAV 9.81
 
@@ -239,5 +235,3 @@ CD_TEST(lcpPolygonalConeBiasOfASlidingCubeShrinksWithM) {
     }
   }
 }
-
-#endif
