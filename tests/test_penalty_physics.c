@@ -201,3 +201,32 @@ CD_TEST(penaltyEnergyNeverGrowsWithoutAdhesion) {
   CHECK(ncontact >= 3);
   cd_simFree(&s);
 }
+
+/* a 1 kg ball pressed into the ground by 3e-5 m, with gravity turned upwards (9.81 N pulling
+ * it off) and pull-off force f_adh (linear model, k 1e5, d 1e3: overdamped, no overshoot):
+ * it stays when f_adh > m g and leaves when f_adh < m g; returns the final gap */
+static double pipelineAdhesionGap(double fadh) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"gravity\": [0, 0, 9.81], \"dt\": 0.002, \"steps\": 250,"
+           " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+           " \"materials\": {\"m\": {\"friction\": 0.3, \"stiffness\": 1e5, \"damping\": 1e3,"
+           "   \"pull_off_force\": %.17g}},"
+           " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+           "   \"position\": [0, 0, 0.09997], \"material\": \"m\"}]}",
+           fadh);
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return NAN;
+  cd_simRun(&s, s.scene.nstep);
+  double gap = s.world->x[2] - 0.1;
+  cd_simFree(&s);
+  return gap;
+}
+
+CD_TEST(penaltyAdhesionHoldsWhatItShould) {
+  /* held: -f_adh + k delta + m g = 0 at delta = (f_adh - m g) / k */
+  double held = pipelineAdhesionGap(12);
+  CHECK_NEAR(held, -(12 - 9.81) / 1e5, 1e-7);
+  double gone = pipelineAdhesionGap(8);
+  CHECK_MSG(gone > 0.1, "f_adh < m g should let go (gap %g)", gone);
+}
