@@ -782,3 +782,31 @@ CD_TEST(penaltySubstepsResolveTheFastestContact) {
   CHECK(isinf(cd_penaltyStableStep(&hw.scene, &hw.w, &hw.w.contacts, 0.01, scratch)));
   cd_contactSetFree(&hw.w.contacts);
 }
+
+#include "alloc.h"
+
+CD_TEST(penaltyBackendMakeReportsAllocationFailure) {
+  cdHandWorld hw;
+  handWorldInit(&hw, 2);
+  for (int i = 0; i < 2; i++) {
+    hw.body[i].radius = 0.1;
+    hw.body[i].mass = 1;
+  }
+  handWorldFinish(&hw);
+  char err[128];
+  cdBackendOptions opt = {0};
+  for (long k = 1; k <= 3; k++) {
+    long live = cd_allocLive();
+    void *st = (void *)1;
+    cd_allocFailAt(k);
+    int rc = cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err);
+    cd_allocFailAt(0);
+    if (rc == CD_OK) {
+      cd_backendPenalty.free(st);
+    } else {
+      CHECK(rc == CD_ERR_NOMEM);
+      CHECK(st == NULL);
+    }
+    CHECK(cd_allocLive() == live);
+  }
+}
