@@ -8,6 +8,8 @@
  */
 #include "peer_data.h"
 
+#include "linalg.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -199,9 +201,13 @@ static int problemCondense(const cdPeerCtx *x, int d, int nc, const cdTrip *M, c
   cdTrip Wt = {0};
   double one[2] = {1, 0}, minus[2] = {-1, 0}, half[2] = {0.5, 0}, anorm, asym, *q = NULL;
   if (ndof < 1) return ctxFail(x, CD_PEER_ERR_INPUT, "global problem with an empty M");
+  cd_linalgInit(); /* CHOLMOD's memory through src/alloc.h, as in the simulator */
   cholmod_start(&cm);
   cm.print = 0;                        /* no printing: errors come back as messages */
-  cm.supernodal = CHOLMOD_SUPERNODAL;  /* LL^T, which reports a matrix that is not SPD */
+  cm.final_ll = 1;                     /* LL^T: an M that is not SPD stops the factorization */
+  cm.supernodal = CHOLMOD_SIMPLICIAL;  /* LDL^T reports a matrix that is not SPD too; the supernodal
+                                        path of CHOLMOD 3 crashes in a later solve when one of
+                                        its allocations failed */
 
   /* M: symmetric to the storage's precision; its symmetric part (M + M^T) / 2 is factored */
   A = tripToSparse(M, &cm);
@@ -230,6 +236,10 @@ static int problemCondense(const cdPeerCtx *x, int d, int nc, const cdTrip *M, c
     goto done;
   }
   cholmod_factorize(S, L, &cm);
+  if (cm.status == CHOLMOD_OUT_OF_MEMORY) {
+    rc = cholFail(x, &cm, "factorize(M)");
+    goto done;
+  }
   if (cm.status == CHOLMOD_NOT_POSDEF || L->minor < L->n) {
     rc = ctxFail(x, CD_PEER_ERR_INPUT, "M is not positive definite (CHOLMOD: not SPD at column %d)", (int)L->minor);
     goto done;
@@ -248,15 +258,22 @@ static int problemCondense(const cdPeerCtx *x, int d, int nc, const cdTrip *M, c
   }
   if (m > 0) {
     Hs = tripToSparse(H, &cm);
-    X = Hs ? cholmod_spsolve(CHOLMOD_A, L, Hs, &cm) : NULL;
+    /* M^-1 H through a dense solve: cholmod_spsolve of CHOLMOD 3 (Debian 12) dereferences
+     * a failed allocation of its own, and these problems are small (ndof x m dense) */
+    cholmod_dense *Hd = Hs ? cholmod_sparse_to_dense(Hs, &cm) : NULL;
+    cholmod_dense *Xd = Hd ? cholmod_solve(CHOLMOD_A, L, Hd, &cm) : NULL;
+    X = Xd ? cholmod_dense_to_sparse(Xd, 1, &cm) : NULL;
+    cholmod_free_dense(&Hd, &cm);
+    cholmod_free_dense(&Xd, &cm);
     Ht = X ? cholmod_transpose(Hs, 1, &cm) : NULL;
     Ws = Ht ? cholmod_ssmult(Ht, X, 0, 1, 1, &cm) : NULL;
     if (!Ws) {
       rc = cholFail(x, &cm, "H^T M^-1 H");
       goto done;
     }
+    /* one at a time: each CHOLMOD call resets cm.status, which would hide the first failure */
     fd = cholmod_allocate_dense((size_t)ndof, 1, (size_t)ndof, CHOLMOD_REAL, &cm);
-    qd = cholmod_allocate_dense((size_t)m, 1, (size_t)m, CHOLMOD_REAL, &cm);
+    qd = fd ? cholmod_allocate_dense((size_t)m, 1, (size_t)m, CHOLMOD_REAL, &cm) : NULL;
     if (!fd || !qd) {
       rc = cholFail(x, &cm, "allocate_dense");
       goto done;

@@ -714,8 +714,10 @@ CD_TEST(readersSurviveEveryAllocationFailure) {
         if (cases[c].kind == 0) cd_peerLcpFree(&lcp);
         else cd_contactProblemFree(&prob);
       }
-      if (rc != CD_ERR_NOMEM || cd_allocLive() != live) bad = 1;
-      CHECK_MSG(rc == CD_ERR_NOMEM, "%s: allocation %ld failing gives rc %d", cases[c].name, k, rc);
+      /* CHOLMOD recovers from some failed allocations (it retries with less workspace):
+       * then the read succeeds; any other outcome must be CD_ERR_NOMEM */
+      if ((rc != 0 && rc != CD_ERR_NOMEM) || cd_allocLive() != live) bad = 1;
+      CHECK_MSG(rc == 0 || rc == CD_ERR_NOMEM, "%s: allocation %ld failing gives rc %d: %s", cases[c].name, k, rc, err);
       CHECK_MSG(cd_allocLive() == live, "%s: allocation %ld failing leaks", cases[c].name, k);
     }
     printf("    %s: each of %ld allocations failed in turn\n", cases[c].name, nalloc);
