@@ -85,7 +85,7 @@ check:
 
 bench: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-bench
 	@mkdir -p bench-results
-	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) $(BUILD)/cdsim-bench bench-results
+	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) $(BUILD)/cdsim-bench bench-results $(BENCH)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cdsim/scenes

@@ -4,7 +4,7 @@
  *   scene.json:12:7: expected ',' or '}'                      (syntax, line:column)
  *   scene.json: /bodies/3/radius: must be > 0 (got -0.5)       (values, JSON Pointer)
  *   scene.json: /bodies/0/colour: unknown key                  (typos are errors)
- *   --set /bodies/9/radius=0.1: no such place in scene.json    (overrides)
+ *   --set /bodies/9/radius=0.1: /bodies/9 does not exist in scene.json   (overrides)
  */
 #ifndef CD_SCENE_JSON_H
 #define CD_SCENE_JSON_H

@@ -63,7 +63,9 @@ static int cmp(const void *a, const void *b) { return cd_contactKeyCompare(a, b)
 
 /* alpha rows are not moved: collision fills contacts without them, and the carry that
  * follows the sort writes every row */
-void cd_contactSetSort(cdContactSet *s) { qsort(s->con, (size_t)s->ncon, sizeof *s->con, cmp); }
+void cd_contactSetSort(cdContactSet *s) {
+  if (s->ncon > 1) qsort(s->con, (size_t)s->ncon, sizeof *s->con, cmp);
+}
 
 void cd_contactSetCarry(cdContactSet *cur, const cdContactSet *prev) {
   int j = 0;

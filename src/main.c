@@ -1,6 +1,185 @@
-/* main.c: command-line arguments only; the run itself is run.c. */
+/* main.c: the command line (DESIGN §1), and nothing else: the run is run.c. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
-int main(void) {
-  fprintf(stderr, "cdsim: under construction\n");
-  return 1;
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "run.h"
+
+static const char *const USAGE =
+    "usage: cdsim SCENE.json [options]\n"
+    "  --model lcp|ccp|penalty   contact model (default: the scene's \"model\", else lcp)\n"
+    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal; penalty: explicit\n"
+    "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
+    "  --dt SECONDS              time step (overrides the scene)\n"
+    "  --duration SECONDS        simulated time (overrides the scene)\n"
+    "  --steps N                 number of steps (overrides the scene)\n"
+    "  --set POINTER=JSON        override one scene value before validation (repeatable),\n"
+    "                            e.g. --set /bodies/0/velocity=[2,0,0]\n"
+    "  --friction-dirs M         lcp: polyhedral friction directions (even, >= 4; default 4)\n"
+    "  --tolerance X             iterative solver tolerance\n"
+    "  --max-iterations N        iterative solver iteration limit\n"
+    "  --substeps N              penalty: substeps per step (default: from the stable step)\n"
+    "  --output-every N          record every Nth step (default 1)\n"
+    "  --summary                 print the run summary as one JSON line on stdout\n"
+    "  --quiet                   no progress or warnings; errors still go to stderr\n"
+    "  --version, --help\n"
+    "exit status: 0 ok, 1 I/O or other error, 2 bad usage or invalid scene, 3 simulation failed\n";
+
+__attribute__((format(printf, 1, 2))) static int usageError(const char *fmt, ...);
+static int usageError(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("cdsim: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("\n(cdsim --help for usage)\n", stderr);
+  return CD_EXIT_USAGE;
+}
+
+static int parseDouble(const char *opt, const char *s, double lo, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo) || v > 1e12)
+    return usageError("%s: expected a number (got '%s')", opt, s);
+  *out = v;
+  return 0;
+}
+
+static int parseLong(const char *opt, const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi)
+    return usageError("%s: expected a whole number in range (got '%s')", opt, s);
+  *out = v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  cdRunConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.duration = -1;
+  cfg.steps = -1;
+  cfg.output_every = 1;
+  cfg.bopt.friction_dirs = 4;
+  cdSceneSet *sets = calloc((size_t)argc + 1, sizeof *sets);
+  char **owned = calloc((size_t)argc + 1, sizeof *owned); /* the pointers of sets, to free */
+  int nowned = 0;
+  char dtbuf[64];
+  if (!sets || !owned) return CD_EXIT_ERROR;
+  cfg.sets = sets;
+  int rc = 0;
+  for (int i = 1; i < argc && !rc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    int takes = a[0] == '-' && a[1] == '-' && strcmp(a, "--quiet") && strcmp(a, "--help") &&
+                strcmp(a, "--version") && strcmp(a, "--summary");
+    if (takes && !val) {
+      rc = usageError("%s needs a value", a);
+      break;
+    }
+    long l;
+    double d;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(USAGE, stdout);
+      free(owned);
+      free(sets);
+      return 0;
+    } else if (!strcmp(a, "--version")) {
+      printf("cdsim %s\n", CDSIM_VERSION);
+      free(owned);
+      free(sets);
+      return 0;
+    } else if (!strcmp(a, "--quiet")) {
+      cfg.quiet = 1;
+    } else if (!strcmp(a, "--summary")) {
+      cfg.summary = 1;
+    } else if (!strcmp(a, "--model")) {
+      if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "penalty"))
+        rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)", val);
+      cfg.model = val;
+      i++;
+    } else if (!strcmp(a, "--solver")) {
+      cfg.bopt.solver = val;
+      i++;
+    } else if (!strcmp(a, "--out")) {
+      cfg.out = val;
+      i++;
+    } else if (!strcmp(a, "--dt")) {
+      if (!(rc = parseDouble(a, val, 0, &d))) {
+        if (!(d > 0)) rc = usageError("--dt: must be > 0 (got '%s')", val);
+        snprintf(dtbuf, sizeof dtbuf, "%.17g", d);
+        sets[cfg.nset++] = (cdSceneSet){"/dt", dtbuf};
+      }
+      i++;
+    } else if (!strcmp(a, "--duration")) {
+      rc = parseDouble(a, val, 0, &cfg.duration);
+      i++;
+    } else if (!strcmp(a, "--steps")) {
+      rc = parseLong(a, val, 0, 1000000000L, &cfg.steps);
+      i++;
+    } else if (!strcmp(a, "--set")) {
+      const char *eq = strchr(val, '=');
+      if (!eq || val[0] != '/') {
+        rc = usageError("--set: expected POINTER=JSON, e.g. /bodies/0/radius=0.1 (got '%s')", val);
+      } else {
+        size_t n = (size_t)(eq - val);
+        char *p = malloc(n + 1);
+        if (!p) return CD_EXIT_ERROR;
+        owned[nowned++] = p;
+        memcpy(p, val, n);
+        p[n] = 0;
+        sets[cfg.nset++] = (cdSceneSet){p, eq + 1};
+      }
+      i++;
+    } else if (!strcmp(a, "--friction-dirs")) {
+      if (!(rc = parseLong(a, val, 4, 1024, &l))) cfg.bopt.friction_dirs = (int)l;
+      if (!rc && l % 2) rc = usageError("--friction-dirs: must be even (got '%s')", val);
+      i++;
+    } else if (!strcmp(a, "--tolerance")) {
+      if (!(rc = parseDouble(a, val, 0, &d)) && !(d > 0)) rc = usageError("--tolerance: must be > 0 (got '%s')", val);
+      cfg.bopt.tolerance = d;
+      i++;
+    } else if (!strcmp(a, "--max-iterations")) {
+      if (!(rc = parseLong(a, val, 1, INT_MAX, &l))) cfg.bopt.max_iterations = (int)l;
+      i++;
+    } else if (!strcmp(a, "--substeps")) {
+      if (!(rc = parseLong(a, val, 1, 1000000, &l))) cfg.bopt.substeps = (int)l;
+      i++;
+    } else if (!strcmp(a, "--output-every")) {
+      if (!(rc = parseLong(a, val, 1, INT_MAX, &l))) cfg.output_every = (int)l;
+      i++;
+    } else if (a[0] == '-' && a[1]) {
+      rc = usageError("unknown option '%s'", a);
+    } else if (cfg.scene_path) {
+      rc = usageError("one scene file only (got '%s' and '%s')", cfg.scene_path, a);
+    } else {
+      cfg.scene_path = a;
+    }
+  }
+  if (!rc && !cfg.scene_path) rc = usageError("no scene file given");
+  if (!rc) {
+    /* the command line as typed, for the output file */
+    size_t len = 1;
+    for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
+    char *cl = malloc(len);
+    if (!cl) return CD_EXIT_ERROR;
+    cl[0] = 0;
+    for (int i = 0; i < argc; i++) {
+      if (i) strcat(cl, " ");
+      strcat(cl, argv[i]);
+    }
+    cfg.command_line = cl;
+    rc = cd_run(&cfg);
+    free(cl);
+  }
+  for (int i = 0; i < nowned; i++) free(owned[i]);
+  free(owned);
+  free(sets);
+  return rc;
 }

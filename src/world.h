@@ -35,6 +35,9 @@ typedef struct cdWorld {
   cholmod_common cm;
   cholmod_sparse *M;      /* (ndof x ndof) mass matrix, symmetric, upper triangle stored */
   cholmod_factor *L;      /* its factor, analysed once */
+  cholmod_sparse *Minv;   /* (ndof x ndof) M^-1, same block pattern, unsymmetric storage */
+  int m_constant;         /* 1 when every inertia is isotropic: M never changes */
+  int cm_started;         /* cholmod_start has run */
   cdContactProblem cp;    /* contact-space problem of the step (impulse backends) */
   double *vf;             /* (ndof) free velocity */
   /* counters of numerical trouble over the run (recorded in the output) */
@@ -51,6 +54,11 @@ void cd_worldFree(cdWorld *w);
  * integrate. Returns CD_OK, CD_ERR_NOMEM or CD_ERR_NUMERIC. */
 int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,
                  cdSolveStats *stats);
+
+/* refactors M (and M^-1) from the current rotations */
+int cd_worldFactorMass(const cdScene *scene, cdWorld *w);
+/* recomputes body i's inverse world inertia from its rotation */
+void cd_worldUpdateInertia(const cdScene *scene, cdWorld *w, int i);
 
 /* index of the first body with a non-finite position, orientation or velocity, or -1 */
 int cd_worldCheckFinite(const cdWorld *w);

@@ -1,0 +1,56 @@
+/* lcp.h: the Anitescu-Hart LCP backend (--model lcp) and its building blocks.
+ *
+ * The LCP of seed 000 in z = (lambda_N, alpha, beta), laid out as
+ *     z[i]                          lambda_N of contact i            (ncon)
+ *     z[ncon + m i + k]             alpha_k of contact i             (ncon x m)
+ *     z[ncon + ncon m + i]          beta of contact i                (ncon)
+ * with A and b built from the contact problem (problem.h: G = J M^-1 J^T in each contact's
+ * frame (n, t1, t2), g = J v_f + (phi/dt, 0, 0)) and the m balanced directions
+ * d_k = cos(2 pi k / m) t1 + sin(2 pi k / m) t2, D_i = [d_0 .. d_{m-1}] (2 x m):
+ *     A = [[G_NN,      G_NT D,      0],        b = [g_N; D^T g_T; 0],
+ *          [D^T G_TN,  D^T G_TT D,  E],        lambda_T = D alpha.
+ *          [M_mu,      -E^T,        0]]
+ * See lcp.c for the backend, lcp_lemke.h and lcp_bgs.h for the two solvers.
+ */
+#ifndef CD_LCP_H
+#define CD_LCP_H
+
+#include "backend.h"
+#include "problem.h"
+
+extern const cdBackend cd_backendLcp;
+
+/* the default solver picks Lemke (dense A: n^2 doubles, O(n^2) a pivot) while the LCP has
+ * at most this many variables n = ncon (m + 2), block Gauss-Seidel above */
+#define CD_LCP_AUTO_LEMKE_MAX 600
+/* an explicit --solver lemke still falls back to bgs above this size (A would need
+ * 8 n^2 bytes: 72 MB here) */
+#define CD_LCP_LEMKE_MAX 3000
+
+/* variables of the LCP: ncon (m + 2) */
+int cd_lcpSize(int ncon, int m);
+
+/* the m directions as the columns of D (2 x m, column-major: D[2k], D[2k+1] = cos, sin) */
+void cd_lcpDirections(int m, double *D);
+
+/* the (m + 1) x (m + 1) block [[G_nn, G_nt D], [D^T G_tn, D^T G_tt D]] of a 3x3 row-major
+ * G block (the coupling of (lambda_n, alpha) of two contacts) into T(r, c) = T[r + ld c] */
+void cd_lcpCouplingBlock(const double *Gb, int m, const double *D, double *T, int ld);
+
+/* the dense A (n x n column-major, n = cd_lcpSize) and b (n) of the LCP above */
+void cd_lcpBuildDense(const cdContactProblem *p, int m, const double *D, double *A, double *b);
+
+/* lambda (3 ncon, (n, t1, t2) per contact) = (lambda_N, D alpha) of z */
+void cd_lcpLambdaFromZ(int ncon, int m, const double *D, const double *z, double *lambda);
+
+/* alpha (m) >= 0 with D alpha = lt (2, in (t1, t2)): lt split over the two directions
+ * adjacent to its angle (exact up to roundoff; zero for lt = 0) */
+void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *alpha);
+
+/* w = A z + b (n) without forming A: O(nnz(G) + ncon m). work: (6 ncon) */
+void cd_lcpEvaluate(const cdContactProblem *p, int m, const double *D, const double *z, double *w, double *work);
+
+/* ||min(z, A z + b)||_inf, computed blockwise like cd_lcpEvaluate. work: (6 ncon) */
+double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work);
+
+#endif

@@ -1,0 +1,261 @@
+/* penalty.c: the penalty backend: compliant spring-damper contact, integrated explicitly.
+ *
+ * Problem. There is no system to solve: every contact point i of world->contacts (each
+ * point of a box face or edge contact separately) exerts the force of seed 002's law
+ * (penalty_law.c) on b and its opposite on a,
+ *     F_i = (f_c + f_d) n_i + f_t,    applied at the contact point p_i,
+ * from the contact's gap, the relative velocity of b w.r.t. a at p_i,
+ *     v_rel = v_b + w_b x (p_i - x_b) - (v_a + w_a x (p_i - x_a)),
+ *     v_n = v_rel . n_i,   v_t = v_rel - v_n n_i,
+ * and the state carried by contact key. Body b gets F_i and the torque (p_i - x_b) x F_i,
+ * body a gets -F_i and (p_i - x_a) x (-F_i) (the ground takes nothing). The core then
+ * integrates every substep of length h with semi-implicit Euler,
+ *     v += h M^-1 (f_ext + force),  x += h v,  q <- exp(h w / 2) q,
+ * and collides again, so the law sees the gap and velocity at the start of each substep.
+ * lambda of a contact accumulates F_i h in (n, t1, t2): the impulse over the step.
+ *
+ * Lever arms. The seed's lever arms are n (r_0 - delta/2) for sphere 0 and
+ * -h_1 n (r_1 - h_1 delta/2) for sphere 1 (h_1 = -1 for a hollow sphere). The collision
+ * code puts p midway between the two surfaces, so p - x equals them exactly for
+ * sphere-sphere and sphere-in-hollow-sphere contacts (for a hollow a: p - x_a =
+ * -n (r_a + delta/2), for the inner b: p - x_b = -n (r_b - delta/2), the seed's formulas
+ * with its markers 0 = b, 1 = a and its normal -n). For box features and the ground the
+ * lever arm is likewise p - centre, the point midway between the surfaces; radius[] is
+ * not needed. Hollow spheres: the collision gives n so that a push of b along n separates
+ * the pair, and gap = r_hollow - r_inner - |x_b - x_a| < 0 on overlap, which is the seed's
+ * g with h_1 = -1; v_n = v_rel . n is the seed's v_delta,n in either labelling.
+ *
+ * Substep. See cd_penaltyStableStep: every contact is linearised (penalty_law.h) and h
+ * is the smallest of pi / (30 omega_i) (resolution of each contact), 1/sqrt(Omega2) and
+ * 1/Rate with Omega2, Rate Gershgorin bounds on the squared frequencies and the damping
+ * rates of the coupled contacts. Cost O(contacts + bodies) per step.
+ */
+#include "penalty.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "penalty_law.h"
+#include "vec3.h"
+#include "world.h"
+
+typedef struct cdPenalty {
+  int forced_substeps; /* the --substeps option, 0: automatic */
+  int nbody;
+  double *scratch;     /* (nbody x 3) per-body sums of the stable-step bound */
+} cdPenalty;
+
+void cd_penaltyContactMaterial(const cdScene *scene, const cdContact *c, cdMaterial *mix) {
+  int ma = c->body[0] < 0 ? scene->ground_material : scene->body[c->body[0]].material;
+  int mb = c->body[1] < 0 ? scene->ground_material : scene->body[c->body[1]].material;
+  cd_materialMix(&scene->material[ma], &scene->material[mb], mix);
+}
+
+/* velocity of the material point p of body i, world; 0 for the ground */
+static void pointVelocity(const cdWorld *w, int i, const double p[3], double out[3]) {
+  if (i < 0) {
+    cd_v3set(out, 0, 0, 0);
+    return;
+  }
+  const double *v = &w->v[6 * i];
+  double r[3], wr[3];
+  cd_v3sub(r, p, &w->x[3 * i]);
+  cd_v3cross(wr, &v[3], r);
+  cd_v3add(out, v, wr);
+}
+
+void cd_penaltyRelativeVelocity(const cdWorld *w, const cdContact *c, double vrel[3]) {
+  double va[3], vb[3];
+  pointVelocity(w, c->body[0], c->point, va);
+  pointVelocity(w, c->body[1], c->point, vb);
+  cd_v3sub(vrel, vb, va);
+}
+
+double cd_penaltyInverseMass(const cdScene *scene, const cdWorld *w, int i, const double p[3],
+                             const double d[3]) {
+  if (i < 0 || scene->body[i].fixed || scene->body[i].mass <= 0) return 0;
+  double r[3], rd[3], Ird[3];
+  cd_v3sub(r, p, &w->x[3 * i]);
+  cd_v3cross(rd, r, d);
+  cd_m3mulv(Ird, &w->Iinv[9 * i], rd);
+  return 1.0 / scene->body[i].mass + cd_v3dot(rd, Ird);
+}
+
+/* adds f at p to body i (force and torque rows of world->force) */
+static void applyForce(cdWorld *w, int i, const double p[3], const double f[3]) {
+  if (i < 0) return;
+  double r[3], tau[3];
+  double *F = &w->force[6 * i];
+  cd_v3sub(r, p, &w->x[3 * i]);
+  cd_v3cross(tau, r, f);
+  cd_v3add(F, F, f);
+  cd_v3add(&F[3], &F[3], tau);
+}
+
+/* the per-contact quantities of the stable-step bound: the inverse masses of a and b
+ * along n and (the larger of) the tangents, and the linearised contact */
+typedef struct {
+  double wn[2], wt[2];
+  cdPenaltyLinear lin;
+} cdPenaltyLin;
+
+static void linearizeContact(const cdScene *scene, const cdWorld *w, const cdContact *c, double dt,
+                             cdPenaltyLin *L) {
+  cdMaterial m;
+  cd_penaltyContactMaterial(scene, c, &m);
+  for (int s = 0; s < 2; s++) {
+    int i = c->body[s];
+    L->wn[s] = cd_penaltyInverseMass(scene, w, i, c->point, c->normal);
+    double w1 = cd_penaltyInverseMass(scene, w, i, c->point, c->t1);
+    double w2 = cd_penaltyInverseMass(scene, w, i, c->point, c->t2);
+    L->wt[s] = w1 > w2 ? w1 : w2;
+  }
+  double vrel[3];
+  cd_penaltyRelativeVelocity(w, c, vrel);
+  double g = cd_v3norm(scene->gravity);
+  /* the pair may close at its present speed plus what gravity adds over the step */
+  double vn = cd_v3dot(vrel, c->normal);
+  double speed = (vn < 0 ? -vn : 0) + g * dt;
+  int touching = !c->fresh && c->state[CD_PENALTY_GAP] < 0;
+  double impact = touching ? c->state[CD_PENALTY_IMPACT] : (speed > m.min_impact_velocity ? speed : m.min_impact_velocity);
+  double overlap = c->gap < 0 ? -c->gap : 0;
+  cd_penaltyLinearize(&m, L->wn[0] + L->wn[1], g, overlap, speed, impact, &L->lin);
+}
+
+/* The bound. For the normal springs K = diag(k_i) the squared frequencies are the
+ * eigenvalues of A = K^1/2 J M^-1 J^T K^1/2 (J: the normal rows). Its row sums bound them
+ * (Gershgorin), and Cauchy-Schwarz in the M_b^-1 inner product gives, per body b,
+ * |J_ib M_b^-1 J_jb^T| <= sqrt(w_ib w_jb), so
+ *     omega^2 <= max_i sum_{b of i} sqrt(k_i w_ib) S_b,   S_b = sum_{j on b} sqrt(k_j w_jb),
+ * which is k_i (w_ia + w_ib) for a lone contact. The same with the normal damping c_i and
+ * with the friction damping ct_i (tangents) bounds the damping rates. */
+double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, double dt, double *scratch) {
+  const cdContactSet *cs = &w->contacts;
+  double *Sk = scratch, *Sc = scratch + w->nbody, *St = scratch + 2 * w->nbody;
+  memset(scratch, 0, 3 * (size_t)w->nbody * sizeof *scratch);
+  double omega_max = 0;
+  for (int i = 0; i < cs->ncon; i++) {
+    const cdContact *c = &cs->con[i];
+    cdPenaltyLin L;
+    linearizeContact(scene, w, c, dt, &L);
+    double omega = sqrt(L.lin.k * (L.wn[0] + L.wn[1]));
+    if (omega > omega_max) omega_max = omega;
+    for (int s = 0; s < 2; s++) {
+      int b = c->body[s];
+      if (b < 0) continue;
+      Sk[b] += sqrt(L.lin.k * L.wn[s]);
+      Sc[b] += sqrt(L.lin.c * L.wn[s]);
+      St[b] += sqrt(L.lin.ct * L.wt[s]);
+    }
+  }
+  double omega2 = 0, rate = 0;
+  for (int i = 0; i < cs->ncon; i++) {
+    const cdContact *c = &cs->con[i];
+    cdPenaltyLin L;
+    linearizeContact(scene, w, c, dt, &L);
+    double rk = 0, rc = 0, rt = 0;
+    for (int s = 0; s < 2; s++) {
+      int b = c->body[s];
+      if (b < 0) continue;
+      rk += sqrt(L.lin.k * L.wn[s]) * Sk[b];
+      rc += sqrt(L.lin.c * L.wn[s]) * Sc[b];
+      rt += sqrt(L.lin.ct * L.wt[s]) * St[b];
+    }
+    if (rk > omega2) omega2 = rk;
+    if (rc > rate) rate = rc;
+    if (rt > rate) rate = rt;
+  }
+  return cd_penaltyStepLimit(omega_max, omega2, rate);
+}
+
+static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void **state, char *err, size_t errlen) {
+  *state = NULL;
+  if (opt && opt->solver && strcmp(opt->solver, "explicit") != 0) {
+    snprintf(err, errlen, "penalty: unknown solver '%s' (the penalty model has one integrator: explicit)",
+             opt->solver);
+    return CD_ERR_USAGE;
+  }
+  if (opt && opt->substeps < 0) {
+    snprintf(err, errlen, "penalty: substeps must be >= 0 (got %d)", opt->substeps);
+    return CD_ERR_USAGE;
+  }
+  cdPenalty *p = cd_calloc(1, sizeof *p);
+  if (!p) return CD_ERR_NOMEM;
+  p->forced_substeps = opt ? opt->substeps : 0;
+  p->nbody = scene->nbody;
+  p->scratch = cd_calloc(3 * (size_t)(scene->nbody > 0 ? scene->nbody : 1), sizeof *p->scratch);
+  if (!p->scratch) {
+    cd_free(p);
+    return CD_ERR_NOMEM;
+  }
+  *state = p;
+  return CD_OK;
+}
+
+static const char *penaltySolverName(const void *state) {
+  (void)state;
+  return "explicit";
+}
+
+static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *world, double dt) {
+  cdPenalty *p = state;
+  if (p->forced_substeps > 0) return p->forced_substeps;
+  double h = cd_penaltyStableStep(scene, world, dt, p->scratch);
+  if (!(h > 0)) return CD_PENALTY_MAX_SUBSTEPS;
+  double n = ceil(dt / h);
+  if (n < 1) return 1;
+  if (n > CD_PENALTY_MAX_SUBSTEPS) return CD_PENALTY_MAX_SUBSTEPS;
+  return (int)n;
+}
+
+/* stats: iterations 0 (nothing is iterated), converged 1, residual the largest overlap
+ * seen over the step's substeps (m): the penalty model's departure from non-penetration */
+static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, double h, cdSolveStats *stats) {
+  (void)state;
+  cdContactSet *cs = &world->contacts;
+  for (int i = 0; i < cs->ncon; i++) {
+    cdContact *c = &cs->con[i];
+    cdMaterial m;
+    cd_penaltyContactMaterial(scene, c, &m);
+    double vrel[3], vt[3];
+    cd_penaltyRelativeVelocity(world, c, vrel);
+    double vn = cd_v3dot(vrel, c->normal);
+    cd_v3addScaled(vt, vrel, c->normal, -vn);
+    cdPenaltyForce f;
+    cd_penaltyContactForce(&m, c->gap, vn, vt, c->fresh, c->state, &f);
+    if (!f.touching) continue;
+    double F[3], Fa[3];
+    cd_v3addScaled(F, f.ft, c->normal, f.fn);
+    cd_v3scale(Fa, F, -1);
+    applyForce(world, c->body[1], c->point, F);
+    applyForce(world, c->body[0], c->point, Fa);
+    c->lambda[0] += h * f.fn;
+    c->lambda[1] += h * cd_v3dot(F, c->t1);
+    c->lambda[2] += h * cd_v3dot(F, c->t2);
+    if (stats && -c->gap > stats->residual) stats->residual = -c->gap;
+  }
+  if (stats) {
+    stats->converged = 1;
+  }
+  return CD_OK;
+}
+
+static void penaltyFree(void *state) {
+  cdPenalty *p = state;
+  if (!p) return;
+  cd_free(p->scratch);
+  cd_free(p);
+}
+
+const cdBackend cd_backendPenalty = {
+    .name = "penalty",
+    .kind = CD_BACKEND_FORCE,
+    .make = penaltyMake,
+    .solverName = penaltySolverName,
+    .solve = NULL,
+    .substeps = penaltySubsteps,
+    .forces = penaltyForces,
+    .free = penaltyFree,
+};

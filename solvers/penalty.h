@@ -1,0 +1,35 @@
+/* penalty.h: the penalty backend (--model penalty), seed 002's compliant contact applied
+ * to every contact point; and the per-contact pieces it is built from, for the tests. */
+#ifndef CD_PENALTY_H
+#define CD_PENALTY_H
+
+#include "backend.h"
+#include "contact.h"
+#include "scene.h"
+
+struct cdWorld;
+
+/* the backend table (kind CD_BACKEND_FORCE); solver names accepted: NULL or "explicit" */
+extern const cdBackend cd_backendPenalty;
+
+/* most substeps one step may take; a step that would need more takes this many */
+#define CD_PENALTY_MAX_SUBSTEPS 1000000
+
+/* the material acting at a contact: cd_materialMix of the two bodies' materials (the
+ * ground's is scene->ground_material) */
+void cd_penaltyContactMaterial(const cdScene *scene, const cdContact *c, cdMaterial *mix);
+
+/* velocity of b relative to a at the contact point, world, m/s:
+ * v_b + w_b x (p - x_b) - (v_a + w_a x (p - x_a)); the ground (-1) is at rest */
+void cd_penaltyRelativeVelocity(const struct cdWorld *w, const cdContact *c, double vrel[3]);
+
+/* inverse effective mass of body i (>= 0, moving) at point p along the unit direction d:
+ * 1/m + (r x d)^T I^-1 (r x d), r = p - x_i; 0 for the ground and fixed bodies */
+double cd_penaltyInverseMass(const cdScene *scene, const struct cdWorld *w, int i, const double p[3],
+                             const double d[3]);
+
+/* the automatic substep h (s) for the world's present contacts and a step of dt: see
+ * penalty.c for the bound; INFINITY when nothing bounds it */
+double cd_penaltyStableStep(const cdScene *scene, const struct cdWorld *w, double dt, double *scratch);
+
+#endif

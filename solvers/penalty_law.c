@@ -1,0 +1,151 @@
+/* penalty_law.c: the normal and friction forces of seed 002 for one contact.
+ *
+ * Problem. Given a contact's overlap delta = -g (m), its gap velocity v_n (m/s, < 0 when
+ * closing), its tangential slip v_t (m/s) and the state carried from the last evaluation,
+ * return the force on body b
+ *     f_b = (f_c + f_d) n + f_t,
+ * where f_c is the elastic force of the chosen impact model (positive pushes b away from
+ * a), f_d = -d_c v_n the linear damping added in every model, and f_t the regularised
+ * Coulomb friction. Body a takes -f_b. No force acts while delta <= 0.
+ *
+ * Reference: seed 002 (Exudyn's ObjectContactSphereSphere, Gerstmayr & Weyrer), which
+ * follows Morrissey 2014 (Edinburgh adhesive elasto-plastic model), Hunt & Crossley 1975,
+ * Carvalho & Martins 2019 and Gonthier et al. 2004. Every equation below is quoted from
+ * the seed; the few points it leaves open are marked "choice".
+ */
+#include "penalty_law.h"
+
+#include <math.h>
+
+double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity) {
+  double e = m->restitution, k = m->stiffness;
+  /* choice: delta_dot_- = 0 (a contact that closed at rest with no minimum impact velocity)
+   * has no impact to restitute, and the seed's lambda ~ 1/delta_dot_- is unbounded; it then
+   * gets no hysteresis (elastic plus d_c). min_impact_velocity > 0 avoids the case. */
+  if (impact_velocity <= 0 || e >= 1) return 0;
+  if (m->impact_model == 1) {
+    /* Hunt-Crossley: lambda = k_c / delta_dot_- * 3/2 (e_res - 1) */
+    return k / impact_velocity * 1.5 * (e - 1);
+  }
+  if (m->impact_model == 2) {
+    if (e > 1.0 / 3.0) {
+      /* Carvalho-Martins, e_res > 1/3:
+       * lambda = k_c / delta_dot_- * 3/2 (e_res - 1) (11 - e_res) / (1 + 9 e_res) */
+      return k / impact_velocity * 1.5 * (e - 1) * (11 - e) / (1 + 9 * e);
+    }
+    /* Gonthier, 0 < e_res <= 1/3 (the two agree at 1/3; the seed's e_rep is e_res):
+     * lambda = k_c / delta_dot_- * (e_res^2 - 1) / e_res */
+    return k / impact_velocity * (e * e - 1) / e;
+  }
+  return 0;
+}
+
+double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_overlap, int *branch) {
+  double n = m->stiffness_exponent, kc = m->stiffness, lp = m->plasticity_ratio;
+  double fadh = m->pull_off_force, kadh = m->adhesion_coefficient, nadh = m->adhesion_exponent;
+  /* k2 = k_c / (1 - lambda_P): the un/reloading stiffness */
+  double k2 = kc / (1 - lp);
+  double dn = pow(delta, n);
+  double dpn = pow(*plastic_overlap, n);
+  double elastic = kc * dn;             /* k_c delta^n_exp */
+  double unload = k2 * (dn - dpn);      /* k2 (delta^n_exp - delta_p^n_exp) */
+  double adhesive = -kadh * pow(delta, nadh); /* -k_adh delta^n_adh */
+  if (unload >= elastic) {
+    /* branch 1, k2 (delta^n - delta_p^n) >= k_c delta^n, virgin loading:
+     * f_c = -f_adh + k_c delta^n_exp. Here delta_p <= lambda_P^(1/n_exp) delta, and the
+     * plastic overlap follows the loading: delta_p = lambda_P^(1/n_exp) delta */
+    *branch = 1;
+    *plastic_overlap = lp > 0 ? pow(lp, 1.0 / n) * delta : 0.0;
+    return -fadh + elastic;
+  }
+  if (unload > adhesive) {
+    /* branch 2, k_c delta^n > k2 (delta^n - delta_p^n) > -k_adh delta^n_adh, un/reloading:
+     * f_c = -f_adh + k2 (delta^n_exp - delta_p^n_exp); delta_p stays */
+    *branch = 2;
+    return -fadh + unload;
+  }
+  /* branch 3, -k_adh delta^n_adh >= k2 (delta^n - delta_p^n), adhesive:
+   * f_c = -f_adh - k_adh delta^n_adh; delta_p stays (the boundary with branch 2, where
+   * both give the same force, is put here) */
+  *branch = 3;
+  return -fadh + adhesive;
+}
+
+void cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double ft[3]) {
+  double vrel = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+  double load = fn > 0 ? fn : 0;
+  /* f_t = -v_t mu_d f_n / v_reg if v_rel < v_reg, -v_t mu_d f_n / v_rel else */
+  double scale = v_reg > vrel ? v_reg : vrel;
+  double c = scale > 0 ? mu * load / scale : 0;
+  for (int i = 0; i < 3; i++) ft[i] = -c * vt[i];
+}
+
+void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
+                            double state[4], cdPenaltyForce *out) {
+  double delta = -gap;
+  int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
+  if (fresh) state[CD_PENALTY_IMPACT] = state[CD_PENALTY_PLASTIC] = 0;
+  out->fc = out->fd = out->fn = 0;
+  out->ft[0] = out->ft[1] = out->ft[2] = 0;
+  out->branch = 0;
+  out->touching = delta > 0;
+  state[CD_PENALTY_GAP] = gap;
+  state[CD_PENALTY_SLIP] = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+  if (delta <= 0) {
+    /* separated: the plastic overlap is set back to 0 (seed, data[3]) */
+    state[CD_PENALTY_PLASTIC] = 0;
+    return;
+  }
+  if (!was_touching) {
+    /* first touch: delta_dot_- = max(delta_dot_-,min ; -v_delta,n), kept for the whole
+     * contact (choice: never below 0, a contact that opens while it closes has no impact) */
+    double vin = -vn > m->min_impact_velocity ? -vn : m->min_impact_velocity;
+    state[CD_PENALTY_IMPACT] = vin > 0 ? vin : 0;
+  }
+  double dn = pow(delta, m->stiffness_exponent);
+  if (m->impact_model == 0) {
+    out->fc = cd_penaltyEdinburgh(m, delta, &state[CD_PENALTY_PLASTIC], &out->branch);
+  } else {
+    /* impact models 1 and 2: f_c = k_c delta^n_exp + lambda delta^n_exp v_delta,n
+     * (lambda <= 0: more force while closing, less while opening) */
+    double lambda = cd_penaltyHysteresis(m, state[CD_PENALTY_IMPACT]);
+    out->fc = m->stiffness * dn + lambda * dn * vn;
+  }
+  /* f_d = -d_c v_delta,n, in every model */
+  out->fd = -m->damping * vn;
+  out->fn = out->fc + out->fd;
+  cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->ft);
+}
+
+void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double overlap, double speed,
+                         double impact_velocity, cdPenaltyLinear *lin) {
+  double n = m->stiffness_exponent, kc = m->stiffness;
+  lin->k = lin->c = lin->ct = 0;
+  if (w_n <= 0 || kc <= 0) return;
+  /* the stiffest spring the contact can show: the un/reloading k2 of the Edinburgh model,
+   * or the adhesive branch's slope when it is steeper (both taken with exponent n_exp) */
+  double ks = kc;
+  if (m->impact_model == 0) {
+    if (m->plasticity_ratio > 0) ks = kc / (1 - m->plasticity_ratio);
+    if (m->adhesion_coefficient > ks) ks = m->adhesion_coefficient;
+  }
+  double d_static = pow(gravity / (w_n * kc), 1.0 / n);
+  double d_impact = pow((n + 1) * speed * speed / (2 * w_n * kc), 1.0 / (n + 1));
+  double d = overlap;
+  if (d_static > d) d = d_static;
+  if (d_impact > d) d = d_impact;
+  if (d > 0) lin->k = n == 1 ? ks : n * ks * pow(d, n - 1);
+  lin->c = m->damping + fabs(cd_penaltyHysteresis(m, impact_velocity)) * (d > 0 ? pow(d, n) : 0);
+  double load = gravity / w_n;
+  double f_now = overlap > 0 ? kc * pow(overlap, n) : 0;
+  if (f_now > load) load = f_now;
+  if (m->friction_regularization > 0) lin->ct = m->friction * load / m->friction_regularization;
+}
+
+double cd_penaltyStepLimit(double omega_contact, double omega2_max, double rate_max) {
+  double h = INFINITY;
+  if (omega_contact > 0) h = M_PI / (CD_PENALTY_SUBSTEPS_PER_CONTACT * omega_contact);
+  if (omega2_max > 0 && 1 / sqrt(omega2_max) < h) h = 1 / sqrt(omega2_max);
+  if (rate_max > 0 && 1 / rate_max < h) h = 1 / rate_max;
+  return h;
+}

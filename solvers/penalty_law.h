@@ -1,0 +1,88 @@
+/* penalty_law.h: the compliant contact law of seed 002 (ObjectContactSphereSphere) as pure
+ * functions of one contact, and the linearisation that sizes the explicit substep.
+ *
+ * Conventions (those of contact.h): the gap g is the signed distance (g < 0: overlap
+ * delta = -g > 0); v_n = (relative velocity of b w.r.t. a) . n is the gap velocity
+ * (v_n < 0: approaching); v_t is the tangential part of that relative velocity at the
+ * contact point. Every force returned acts on body b (a takes the opposite): the normal
+ * force f_n = f_c + f_d along n (positive pushes b away from a), the friction force f_t
+ * against v_t. Units: N, m, s; the stiffness k_c is in N/m^n_exp.
+ */
+#ifndef CD_PENALTY_LAW_H
+#define CD_PENALTY_LAW_H
+
+#include "scene.h"
+
+/* the per-contact state, cdContact.state[4]: the seed's data coordinates */
+enum {
+  CD_PENALTY_GAP = 0,     /* gap at the last evaluation, m (< 0: was in contact) */
+  CD_PENALTY_SLIP = 1,    /* |v_t| at the last evaluation, m/s */
+  CD_PENALTY_IMPACT = 2,  /* impact velocity delta_dot_- of the current contact, m/s (>= 0) */
+  CD_PENALTY_PLASTIC = 3  /* plastic overlap delta_p (Edinburgh model), m; 0 after separation */
+};
+
+/* substeps per contact duration pi/omega that the automatic step aims at (see
+ * cd_penaltyStepLimit): enough for the achieved restitution to stay within 1% of the
+ * model's at every e tested (tests/test_penalty_law.c) */
+#define CD_PENALTY_SUBSTEPS_PER_CONTACT 30
+
+typedef struct cdPenaltyForce {
+  double fc;      /* elastic part f_c (with the hysteresis of impact models 1, 2), N */
+  double fd;      /* linear damping f_d = -d_c v_n, N */
+  double fn;      /* f_c + f_d, N, on b along n */
+  double ft[3];   /* friction force on b, N, in the frame v_t was given in */
+  int touching;   /* 1 when delta > 0 (the forces above are then active) */
+  int branch;     /* impact model 0: Edinburgh branch 1 (virgin loading), 2 (un/reloading),
+                     3 (adhesive); 0 for models 1, 2 and when not touching */
+} cdPenaltyForce;
+
+/* the hysteresis factor lambda of impact models 1 and 2 for the impact velocity
+ * delta_dot_- (m/s): N s/m^(n_exp+1), <= 0. 0 for model 0, for e_res >= 1 and when
+ * delta_dot_- <= 0 (a contact that began without approach speed: the seed's lambda
+ * is unbounded there; see cd_penaltyContactForce). */
+double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity);
+
+/* the elastic force f_c of the Edinburgh adhesive elasto-plastic model (impact model 0)
+ * at overlap delta > 0. *plastic_overlap is delta_p in and out (it grows on virgin
+ * loading, stays otherwise); *branch gets 1, 2 or 3. With plasticity_ratio = 0 it is the
+ * linear (power-law) spring -f_adh + k_c delta^n_exp. */
+double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_overlap, int *branch);
+
+/* regularised Coulomb friction: ft = -vt mu max(fn, 0) / max(v_reg, |vt|). Only the
+ * compressive part of fn gives friction (a tensile fn would otherwise drive the slip). */
+void cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double ft[3]);
+
+/* the whole law for one contact evaluation: from the gap, v_n, v_t and the state carried
+ * from the last evaluation (fresh = 1 when there was none), the forces on b and the
+ * updated state (state[4], in and out). The impact velocity is taken when the contact
+ * closes (delta > 0 now, not before) as max(min_impact_velocity, -v_n, 0) and kept until
+ * it opens; the plastic overlap is reset to 0 when the contact opens (gap >= 0). */
+void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
+                            double state[4], cdPenaltyForce *out);
+
+/* the contact linearised for the step-size estimate */
+typedef struct cdPenaltyLinear {
+  double k;   /* tangent normal stiffness, N/m */
+  double c;   /* normal damping d_c + |lambda| delta^n_exp, N s/m */
+  double ct;  /* tangential damping of the regularised friction, mu f_load / v_reg, N s/m */
+} cdPenaltyLinear;
+
+/* linearises the contact at the largest of: the present overlap, the static overlap
+ * under the weight of the pair's effective mass (|g| / (w_n k_c))^(1/n_exp), and the
+ * largest overlap of an impact at `speed`, ((n_exp + 1) speed^2 / (2 w_n k_c))^(1/(n_exp+1)).
+ * w_n: the pair's inverse effective mass along n (1/kg); gravity: |g|; impact_velocity:
+ * the delta_dot_- the hysteresis will use. The friction load is the larger of the weight
+ * |g| / w_n and the elastic force at the present overlap. */
+void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double overlap, double speed,
+                         double impact_velocity, cdPenaltyLinear *lin);
+
+/* the substep for contacts with the largest single-contact frequency omega_contact
+ * (rad/s), an upper bound omega2_max on the squared frequencies of the coupled system
+ * and an upper bound rate_max (1/s) on its damping rates (c w):
+ *     h = min(pi / (N omega_contact), 1 / sqrt(omega2_max), 1 / rate_max),
+ * N = CD_PENALTY_SUBSTEPS_PER_CONTACT: accuracy (restitution), then stability of the
+ * semi-implicit Euler at half its limits 2/omega and 2/rate. A zero input sets no bound;
+ * INFINITY when none is set. */
+double cd_penaltyStepLimit(double omega_contact, double omega2_max, double rate_max);
+
+#endif

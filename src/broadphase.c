@@ -1,0 +1,316 @@
+/* broadphase.c: candidate pairs by a hierarchical uniform hash grid.
+ *
+ * Why a grid of levels rather than sort-and-sweep: a sweep on one axis costs O(n log n) plus
+ * the pairs that overlap on that axis alone, which for a pile spread in the plane grows like
+ * n^1.5 (each body meets the whole slab it sits in); a single uniform grid is O(n) for bodies
+ * of one size but degrades with mixed sizes (a big body covers many cells, or small ones
+ * share cells). The levels fix that: level l has cubic cells of side c_l = c0 2^l, c0 the
+ * smallest box extent of the step, and each box lives in the lowest level whose cell side is
+ * at least its largest extent, so it covers at most 2 cells an axis (8 cells) of its level.
+ * Cells are keyed (level, ix, iy, iz) in one open-addressing hash table built each step in
+ * two passes (count, then fill in body order, so every cell lists its bodies ascending).
+ *
+ * Query: body i looks at its own level and every non-empty coarser level, in the cells of
+ * that level its box covers (at most 8 each, since its extent is below the cell side), and
+ * tests the boxes listed there. A pair met in a cell is reported only if that cell holds the
+ * lowest corner of the intersection of the two boxes (max of the lows, per axis), which lies
+ * in both boxes: each overlapping pair is reported exactly once, with no dedup pass. Same
+ * level pairs are taken from the lower index only. The cost is O(n L + pairs), L the number
+ * of non-empty levels (a few for real scenes: it grows like log2 of the size ratio), hence
+ * expected linear for piles; n bodies at one point give the n^2/2 pairs they must.
+ *
+ * Cell indices are floor(coordinate / c_l) clamped to +-2^62: monotone in the coordinate,
+ * so the covering and the corner rule stay consistent even for far-away bodies.
+ */
+#include "broadphase.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "backend.h"
+#include "collide.h"
+#include "vec3.h"
+
+typedef struct {
+  int64_t ix, iy, iz;
+  int level; /* -1: empty slot */
+  int start, count;
+} Cell;
+
+struct cdBroadphase {
+  int nbody_cap;
+  int *level;      /* (nbody_cap) level of each box, -1 when not in the grid */
+  int *nlevel_use; /* (level_cap) bodies per level */
+  int level_cap;
+  Cell *cell;      /* (cell_cap) hash table, cell_cap a power of two */
+  size_t cell_cap;
+  int *list;       /* (list_cap) bodies of each cell, cell by cell */
+  size_t list_cap;
+  int *fill;       /* (cell_cap) fill cursor per cell */
+  int *pair;       /* (pair_cap x 2) */
+  size_t pair_cap;
+};
+
+cdBroadphase *cd_broadphaseMake(int nbody) {
+  cdBroadphase *bp = cd_calloc(1, sizeof *bp);
+  if (!bp) return NULL;
+  bp->nbody_cap = nbody > 0 ? nbody : 1;
+  bp->level = cd_malloc((size_t)bp->nbody_cap * sizeof *bp->level);
+  if (!bp->level) {
+    cd_free(bp);
+    return NULL;
+  }
+  return bp;
+}
+
+void cd_broadphaseFree(cdBroadphase *bp) {
+  if (!bp) return;
+  cd_free(bp->level);
+  cd_free(bp->nlevel_use);
+  cd_free(bp->cell);
+  cd_free(bp->list);
+  cd_free(bp->fill);
+  cd_free(bp->pair);
+  cd_free(bp);
+}
+
+double cd_bodySizeScale(const cdBodyDef *b) {
+  if (b->shape == CD_SPHERE) return b->radius;
+  double s = b->half[0];
+  if (b->half[1] < s) s = b->half[1];
+  if (b->half[2] < s) s = b->half[2];
+  return s;
+}
+
+double cd_bodySpeedBound(const cdBodyDef *b, const double v6[6]) {
+  if (!v6) return 0;
+  return cd_v3norm(v6) + cd_v3norm(v6 + 3) * cd_bodyBoundingRadius(b);
+}
+
+void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], const double v6[6],
+                         double dt, double aabb[6]) {
+  double share = cd_collideMargin(cd_bodySpeedBound(b, v6), dt, cd_bodySizeScale(b));
+  double e[3];
+  if (b->shape == CD_SPHERE) {
+    cd_v3set(e, b->radius, b->radius, b->radius);
+  } else {
+    for (int i = 0; i < 3; i++)
+      e[i] = fabs(R[3 * i]) * b->half[0] + fabs(R[3 * i + 1]) * b->half[1] + fabs(R[3 * i + 2]) * b->half[2];
+  }
+  for (int i = 0; i < 3; i++) {
+    aabb[i] = x[i] - e[i] - share;
+    aabb[3 + i] = x[i] + e[i] + share;
+  }
+}
+
+static int64_t cellIndex(double x, double side) {
+  double f = floor(x / side);
+  const double lim = 4611686018427387904.0; /* 2^62 */
+  if (f > lim) f = lim;
+  if (f < -lim) f = -lim;
+  return (int64_t)f;
+}
+
+static size_t cellHash(int level, int64_t ix, int64_t iy, int64_t iz) {
+  uint64_t h = (uint64_t)level * 0x9E3779B97F4A7C15ull;
+  h ^= (uint64_t)ix * 0xC2B2AE3D27D4EB4Full;
+  h = (h << 31) | (h >> 33);
+  h ^= (uint64_t)iy * 0x165667B19E3779F9ull;
+  h = (h << 29) | (h >> 35);
+  h ^= (uint64_t)iz * 0x27D4EB2F165667C5ull;
+  h ^= h >> 32;
+  return (size_t)h;
+}
+
+/* the slot of cell (level, ix, iy, iz): its own, or the empty slot where it would go */
+static size_t cellFind(const cdBroadphase *bp, int level, int64_t ix, int64_t iy, int64_t iz) {
+  size_t mask = bp->cell_cap - 1, s = cellHash(level, ix, iy, iz) & mask;
+  for (;;) {
+    const Cell *c = &bp->cell[s];
+    if (c->level < 0 || (c->level == level && c->ix == ix && c->iy == iy && c->iz == iz)) return s;
+    s = (s + 1) & mask;
+  }
+}
+
+static int boxFinite(const double *b) {
+  for (int k = 0; k < 6; k++)
+    if (!isfinite(b[k])) return 0;
+  return 1;
+}
+
+/* the lowest level whose cell side c0 2^l is at least ext */
+static int levelOf(double ext, double c0) {
+  int e;
+  frexp(ext / c0, &e);
+  int l = e > 0 ? e : 0;
+  while (l > 0 && ldexp(c0, l - 1) >= ext) l--;
+  while (ldexp(c0, l) < ext) l++;
+  return l;
+}
+
+static int growPairs(cdBroadphase *bp, size_t need) {
+  if (need <= bp->pair_cap) return CD_OK;
+  size_t cap = bp->pair_cap ? bp->pair_cap : 1024;
+  while (cap < need) cap *= 2;
+  int *p = cd_realloc(bp->pair, cap * 2 * sizeof *p);
+  if (!p) return CD_ERR_NOMEM;
+  bp->pair = p;
+  bp->pair_cap = cap;
+  return CD_OK;
+}
+
+int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *fixed, int *npair,
+                       const int **pairs) {
+  *npair = 0;
+  *pairs = bp->pair;
+  if (n > bp->nbody_cap) {
+    int *l = cd_realloc(bp->level, (size_t)n * sizeof *l);
+    if (!l) return CD_ERR_NOMEM;
+    bp->level = l;
+    bp->nbody_cap = n;
+  }
+
+  /* the base cell side: the smallest extent of a finite box */
+  double c0 = INFINITY;
+  for (int i = 0; i < n; i++) {
+    const double *b = &aabb[6 * i];
+    if (!boxFinite(b)) continue;
+    for (int k = 0; k < 3; k++) {
+      double e = b[3 + k] - b[k];
+      if (e > 0 && e < c0) c0 = e;
+    }
+  }
+  if (!(c0 < INFINITY)) c0 = 1; /* no finite box, or only points */
+
+  /* levels, and the cells each box occupies in its level */
+  int maxlevel = -1;
+  size_t nentry = 0;
+  for (int i = 0; i < n; i++) {
+    const double *b = &aabb[6 * i];
+    bp->level[i] = -1;
+    if (!boxFinite(b)) continue;
+    double ext = 0;
+    for (int k = 0; k < 3; k++)
+      if (b[3 + k] - b[k] > ext) ext = b[3 + k] - b[k];
+    int l = levelOf(ext, c0);
+    bp->level[i] = l;
+    if (l > maxlevel) maxlevel = l;
+    double side = ldexp(c0, l);
+    size_t cells = 1;
+    for (int k = 0; k < 3; k++) cells *= (size_t)(cellIndex(b[3 + k], side) - cellIndex(b[k], side) + 1);
+    nentry += cells;
+  }
+  if (maxlevel < 0) return CD_OK;
+  if (maxlevel + 1 > bp->level_cap) {
+    int *u = cd_realloc(bp->nlevel_use, (size_t)(maxlevel + 1) * sizeof *u);
+    if (!u) return CD_ERR_NOMEM;
+    bp->nlevel_use = u;
+    bp->level_cap = maxlevel + 1;
+  }
+  memset(bp->nlevel_use, 0, (size_t)(maxlevel + 1) * sizeof *bp->nlevel_use);
+  for (int i = 0; i < n; i++)
+    if (bp->level[i] >= 0) bp->nlevel_use[bp->level[i]]++;
+
+  size_t cap = 16;
+  while (cap < 2 * nentry) cap *= 2;
+  if (cap > bp->cell_cap) {
+    Cell *c = cd_realloc(bp->cell, cap * sizeof *c);
+    if (!c) return CD_ERR_NOMEM;
+    bp->cell = c;
+    int *f = cd_realloc(bp->fill, cap * sizeof *f);
+    if (!f) return CD_ERR_NOMEM;
+    bp->fill = f;
+    bp->cell_cap = cap;
+  }
+  if (nentry > bp->list_cap) {
+    int *l = cd_realloc(bp->list, nentry * sizeof *l);
+    if (!l) return CD_ERR_NOMEM;
+    bp->list = l;
+    bp->list_cap = nentry;
+  }
+  for (size_t s = 0; s < bp->cell_cap; s++) {
+    bp->cell[s].level = -1;
+    bp->cell[s].count = 0;
+  }
+
+  /* pass 1: count the boxes of each cell; pass 2: fill the lists in body order */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      int start = 0;
+      for (size_t s = 0; s < bp->cell_cap; s++) {
+        bp->cell[s].start = start;
+        start += bp->cell[s].count;
+        bp->fill[s] = 0;
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      int l = bp->level[i];
+      if (l < 0) continue;
+      const double *b = &aabb[6 * i];
+      double side = ldexp(c0, l);
+      int64_t lo[3], hi[3];
+      for (int k = 0; k < 3; k++) {
+        lo[k] = cellIndex(b[k], side);
+        hi[k] = cellIndex(b[3 + k], side);
+      }
+      for (int64_t ix = lo[0]; ix <= hi[0]; ix++)
+        for (int64_t iy = lo[1]; iy <= hi[1]; iy++)
+          for (int64_t iz = lo[2]; iz <= hi[2]; iz++) {
+            size_t s = cellFind(bp, l, ix, iy, iz);
+            Cell *c = &bp->cell[s];
+            if (pass == 0) {
+              if (c->level < 0) *c = (Cell){ix, iy, iz, l, 0, 0};
+              c->count++;
+            } else {
+              bp->list[c->start + bp->fill[s]++] = i;
+            }
+          }
+    }
+  }
+
+  /* query: each box against its own level (higher indices) and every coarser level */
+  size_t np = 0;
+  for (int i = 0; i < n; i++) {
+    int li = bp->level[i];
+    if (li < 0) continue;
+    const double *bi = &aabb[6 * i];
+    for (int l = li; l <= maxlevel; l++) {
+      if (!bp->nlevel_use[l]) continue;
+      double side = ldexp(c0, l);
+      int64_t lo[3], hi[3];
+      for (int k = 0; k < 3; k++) {
+        lo[k] = cellIndex(bi[k], side);
+        hi[k] = cellIndex(bi[3 + k], side);
+      }
+      for (int64_t ix = lo[0]; ix <= hi[0]; ix++)
+        for (int64_t iy = lo[1]; iy <= hi[1]; iy++)
+          for (int64_t iz = lo[2]; iz <= hi[2]; iz++) {
+            const Cell *c = &bp->cell[cellFind(bp, l, ix, iy, iz)];
+            if (c->level < 0) continue;
+            int64_t at[3] = {ix, iy, iz};
+            for (int q = 0; q < c->count; q++) {
+              int j = bp->list[c->start + q];
+              if (l == li && j <= i) continue;
+              if (fixed && fixed[i] && fixed[j]) continue;
+              const double *bj = &aabb[6 * j];
+              int ok = 1;
+              for (int k = 0; k < 3 && ok; k++) {
+                if (bi[k] > bj[3 + k] || bj[k] > bi[3 + k]) ok = 0;
+                /* report in the cell of the intersection's lowest corner only */
+                else if (cellIndex(bi[k] > bj[k] ? bi[k] : bj[k], side) != at[k]) ok = 0;
+              }
+              if (!ok) continue;
+              if (growPairs(bp, np + 1)) return CD_ERR_NOMEM;
+              bp->pair[2 * np] = i < j ? i : j;
+              bp->pair[2 * np + 1] = i < j ? j : i;
+              np++;
+            }
+          }
+    }
+  }
+  *npair = (int)np;
+  *pairs = bp->pair;
+  return CD_OK;
+}

@@ -1,0 +1,38 @@
+/* broadphase.h: candidate pairs of bodies from their fattened bounding boxes.
+ *
+ * A pair (a, b), a < b, is a candidate when the two axis-aligned boxes overlap (closed
+ * intervals on all three axes) and not both bodies are fixed: exactly the set a brute-force
+ * double loop gives, found in expected O(n) time by a hierarchical hash grid (broadphase.c).
+ */
+#ifndef CD_BROADPHASE_H
+#define CD_BROADPHASE_H
+
+#include "scene.h"
+
+typedef struct cdBroadphase cdBroadphase; /* grid and pair workspace; grows as needed */
+
+cdBroadphase *cd_broadphaseMake(int nbody); /* NULL when memory runs out */
+void cd_broadphaseFree(cdBroadphase *bp);
+
+/* the size scale of a body for its margin: sphere radius, box smallest half extent, m */
+double cd_bodySizeScale(const cdBodyDef *b);
+/* a bound of the speed of any point of the body: |v| + |w| R, v6 = (linear, angular) world,
+ * R the bounding radius, m/s; v6 NULL means at rest */
+double cd_bodySpeedBound(const cdBodyDef *b, const double v6[6]);
+
+/* the world bounding box of body i (centre x, rotation R row-major body to world) enlarged
+ * on every side by its share of the margin, cd_collideMargin(speed bound, dt, size scale):
+ * aabb = (lo x, lo y, lo z, hi x, hi y, hi z). The margin is additive in speed and the
+ * pair's size scale is the smaller of the two, so the two shares together cover the margin
+ * of any pair (collide.c). */
+void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], const double v6[6],
+                         double dt, double aabb[6]);
+
+/* the candidate pairs of n boxes aabb (n x 6); fixed (n) marks fixed bodies (NULL: none).
+ * A box with a non-finite coordinate takes part in no pair. On return *pairs points to
+ * *npair pairs (npair x 2, a < b; valid until the next call or cd_broadphaseFree), in a
+ * deterministic order. Returns CD_OK or CD_ERR_NOMEM. */
+int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *fixed, int *npair,
+                       const int **pairs);
+
+#endif

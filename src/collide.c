@@ -1,0 +1,137 @@
+/* collide.c: one step's contact set: broad phase, dispatch to the narrow phase, sort.
+ *
+ * Margin (cd_collideMargin): a candidate contact is kept while its gap is at most
+ *     m = 1e-3 s + dt u,
+ * s the size scale of the pair (the smaller of the two bodies' cd_bodySizeScale: sphere
+ * radius, box smallest half extent; a body alone against the ground) and u the bound of the
+ * closing speed |v_a| + |v_b| + |w_a| R_a + |w_b| R_b (R the bounding radius), i.e. the
+ * distance the pair can close within the step plus a fixed sliver for the gravity-driven
+ * part of the motion and for rounding. The broad phase enlarges each body's box by the
+ * margin of the body alone, cd_collideMargin(|v| + |w| R, dt, s_body); since m is additive in
+ * u and s_pair <= s_body for each body, the two enlargements together cover the pair's m,
+ * and every pair with gap <= m has overlapping enlarged boxes.
+ *
+ * Dispatch (a < b): sphere-sphere (solid, or inside a hollow sphere, see narrowphase.c),
+ * sphere-box either order, box-box; the ground against every body that is not fixed, with
+ * no pair search. Fixed-fixed pairs are skipped. A body whose pose or velocity is not finite
+ * gets no contact (its enlarged box is not finite: the broad phase leaves it out, and so does
+ * the ground loop); the step's own finiteness check reports such a state.
+ *
+ * Output order: cd_contactSetSort by key (a, b, feature a, feature b): deterministic.
+ * v may be NULL (bodies at rest: the margin is then the fixed part only).
+ */
+#include "collide.h"
+
+#include <math.h>
+
+#include "alloc.h"
+#include "backend.h"
+#include "broadphase.h"
+#include "narrowphase.h"
+
+struct cdCollider {
+  int nbody;
+  double *aabb;  /* (nbody x 6) enlarged world boxes of the step */
+  double *speed; /* (nbody) cd_bodySpeedBound of the step, m/s */
+  double *size;  /* (nbody) cd_bodySizeScale, m */
+  int *fixed;    /* (nbody) */
+  cdBroadphase *bp;
+};
+
+double cd_collideMargin(double closing_speed_bound, double dt, double size_scale) {
+  return 1e-3 * size_scale + dt * closing_speed_bound;
+}
+
+void cd_colliderFree(cdCollider *c) {
+  if (!c) return;
+  cd_free(c->aabb);
+  cd_free(c->speed);
+  cd_free(c->size);
+  cd_free(c->fixed);
+  cd_broadphaseFree(c->bp);
+  cd_free(c);
+}
+
+cdCollider *cd_colliderMake(const cdScene *scene) {
+  cdCollider *c = cd_calloc(1, sizeof *c);
+  if (!c) return NULL;
+  int n = scene->nbody;
+  size_t m = n > 0 ? (size_t)n : 1;
+  c->nbody = n;
+  c->aabb = cd_malloc(6 * m * sizeof *c->aabb);
+  c->speed = cd_malloc(m * sizeof *c->speed);
+  c->size = cd_malloc(m * sizeof *c->size);
+  c->fixed = cd_malloc(m * sizeof *c->fixed);
+  c->bp = cd_broadphaseMake(n);
+  if (!c->aabb || !c->speed || !c->size || !c->fixed || !c->bp) {
+    cd_colliderFree(c);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    c->size[i] = cd_bodySizeScale(&scene->body[i]);
+    c->fixed[i] = scene->body[i].fixed != 0;
+  }
+  return c;
+}
+
+static int boxFinite(const double b[6]) {
+  for (int k = 0; k < 6; k++)
+    if (!isfinite(b[k])) return 0;
+  return 1;
+}
+
+/* the pair (ia < ib) to its narrow-phase function */
+static int collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
+                       cdContactSet *out) {
+  const cdBodyDef *A = &scene->body[ia], *B = &scene->body[ib];
+  const double *xa = &x[3 * ia], *xb = &x[3 * ib], *Ra = &R[9 * ia], *Rb = &R[9 * ib];
+  if (A->shape == CD_SPHERE && B->shape == CD_SPHERE) {
+    if (!A->hollow && !B->hollow) return cd_collideSphereSphere(ia, A, xa, ib, B, xb, margin, out);
+    /* one hollow: it is the shell; both hollow: the larger (a on equal radii) */
+    int shell_is_a = A->hollow && (!B->hollow || A->radius >= B->radius);
+    return cd_collideSphereInHollow(ia, A, xa, ib, B, xb, shell_is_a, margin, out);
+  }
+  if (A->shape == CD_SPHERE) return cd_collideSphereBox(ia, A, xa, Ra, ib, B, xb, Rb, 1, margin, out);
+  if (B->shape == CD_SPHERE) return cd_collideSphereBox(ia, A, xa, Ra, ib, B, xb, Rb, 0, margin, out);
+  return cd_collideBoxBox(ia, A, xa, Ra, ib, B, xb, Rb, margin, out);
+}
+
+int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
+               double dt, cdContactSet *out) {
+  cd_contactSetClear(out);
+  int n = scene->nbody < c->nbody ? scene->nbody : c->nbody;
+  for (int i = 0; i < n; i++) {
+    const cdBodyDef *b = &scene->body[i];
+    const double *vi = v ? &v[6 * i] : NULL;
+    c->speed[i] = cd_bodySpeedBound(b, vi);
+    cd_broadphaseBounds(b, &x[3 * i], &R[9 * i], vi, dt, &c->aabb[6 * i]);
+  }
+
+  int npair, rc;
+  const int *pair;
+  rc = cd_broadphasePairs(c->bp, n, c->aabb, c->fixed, &npair, &pair);
+  if (rc) return rc;
+  for (int p = 0; p < npair; p++) {
+    int ia = pair[2 * p], ib = pair[2 * p + 1];
+    double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
+    double margin = cd_collideMargin(c->speed[ia] + c->speed[ib], dt, s);
+    rc = collidePair(scene, ia, ib, x, R, margin, out);
+    if (rc) return rc;
+  }
+
+  if (scene->has_ground) {
+    for (int i = 0; i < n; i++) {
+      if (c->fixed[i] || !boxFinite(&c->aabb[6 * i])) continue;
+      const cdBodyDef *b = &scene->body[i];
+      double margin = cd_collideMargin(c->speed[i], dt, c->size[i]);
+      if (b->shape == CD_SPHERE)
+        rc = cd_collideSphereGround(i, b, &x[3 * i], scene->ground_height, margin, out);
+      else
+        rc = cd_collideBoxGround(i, b, &x[3 * i], &R[9 * i], scene->ground_height, margin, out);
+      if (rc) return rc;
+    }
+  }
+  /* 0 or 1 contacts are sorted already (and con may still be NULL, which qsort must not see) */
+  if (out->ncon > 1) cd_contactSetSort(out);
+  return CD_OK;
+}

@@ -1,0 +1,183 @@
+/* run.c: the run loop: scene -> backend -> world -> recorder, step after step.
+ *
+ * Order matters for "nothing lost": everything that can reject the input (the scene, the
+ * model, the solver options) is checked before the output file is created, so a bad
+ * command leaves an existing file at --out untouched. Once the file exists, every way out
+ * (the end, a failure, SIGINT or SIGTERM) goes through cd_recorderClose with a status.
+ */
+#include "run.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "backends.h"
+#include "recorder.h"
+#include "world.h"
+
+static volatile sig_atomic_t g_signal;
+
+static void onSignal(int sig) { g_signal = sig; }
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* SCENE's base name without ".json", plus "-MODEL.h5" */
+static void defaultOut(const char *scene_path, const char *model, char *out, size_t n) {
+  const char *base = strrchr(scene_path, '/');
+  base = base ? base + 1 : scene_path;
+  size_t len = strlen(base);
+  if (len > 5 && strcmp(base + len - 5, ".json") == 0) len -= 5;
+  snprintf(out, n, "%.*s-%s.h5", (int)len, base, model);
+}
+
+static void progress(long step, long nstep, double t, double t0, double wall0) {
+  double el = now() - wall0, rate = el > 0 ? (double)step / el : 0;
+  double eta = rate > 0 ? (double)(nstep - step) / rate : 0;
+  fprintf(stderr, "\rcdsim: step %ld/%ld  t = %.4g s  %.0f steps/s  ETA %.0f s   ", step, nstep, t - t0, rate,
+          eta);
+}
+
+int cd_run(const cdRunConfig *cfg) {
+  char err[4096];
+  cdScene scene;
+  char *scene_json = NULL;
+  memset(&scene, 0, sizeof scene);
+  err[0] = 0;
+  int st = cd_sceneLoad(cfg->scene_path, NULL, cfg->sets, cfg->nset, &scene, &scene_json, err, sizeof err);
+  if (st) {
+    fputs(err[0] ? err : "cdsim: out of memory reading the scene\n", stderr);
+    if (err[0] && err[strlen(err) - 1] != '\n') fputc('\n', stderr);
+    return st == 2 ? CD_EXIT_USAGE : CD_EXIT_ERROR;
+  }
+  if (cfg->steps >= 0)
+    scene.nstep = cfg->steps;
+  else if (cfg->duration >= 0)
+    scene.nstep = (long)ceil(cfg->duration / scene.dt - 1e-9);
+
+  int code = CD_EXIT_ERROR;
+  const char *model = cfg->model ? cfg->model : scene.model;
+  const cdBackend *be = cd_backendFind(model);
+  void *bstate = NULL;
+  cdWorld *w = NULL;
+  cdRecorder *rec = NULL;
+  if (!be) {
+    fprintf(stderr, "cdsim: --model: unknown model '%s' (lcp, ccp or penalty)\n", model);
+    code = CD_EXIT_USAGE;
+    goto done;
+  }
+  if ((st = be->make(&scene, &cfg->bopt, &bstate, err, sizeof err))) {
+    if (st == CD_ERR_USAGE) {
+      fprintf(stderr, "cdsim: %s\n", err);
+      code = CD_EXIT_USAGE;
+    } else {
+      fprintf(stderr, "cdsim: out of memory making the %s backend\n", model);
+    }
+    goto done;
+  }
+  w = cd_worldMake(&scene);
+  if (!w) {
+    fprintf(stderr, "cdsim: out of memory (or CHOLMOD failure) making the world of %d bodies\n", scene.nbody);
+    goto done;
+  }
+
+  char outbuf[4096];
+  const char *out = cfg->out;
+  if (!out) {
+    defaultOut(cfg->scene_path, model, outbuf, sizeof outbuf);
+    out = outbuf;
+  }
+  cdRunInfo info = {model, be->solverName(bstate), cfg->command_line, scene_json, scene.dt, cfg->output_every};
+  rec = cd_recorderOpen(out, &scene, &info, err, sizeof err);
+  if (!rec) {
+    fprintf(stderr, "cdsim: %s\n", err);
+    goto done;
+  }
+
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = onSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+
+  char status[4400] = "ok";
+  code = CD_EXIT_OK;
+  int show = !cfg->quiet && isatty(STDERR_FILENO);
+  double wall0 = now(), last = wall0;
+  if (cd_recorderWriteFrame(rec, &scene, w, NULL)) {
+    snprintf(status, sizeof status, "I/O error writing frame 0 to %s", out);
+    code = CD_EXIT_ERROR;
+  }
+  long warned_nc = 0, warned_fb = 0, warned_ch = 0;
+  for (long k = 1; code == CD_EXIT_OK && k <= scene.nstep; k++) {
+    if (g_signal) {
+      snprintf(status, sizeof status, "interrupted by %s after step %ld", g_signal == SIGINT ? "SIGINT" : "SIGTERM",
+               k - 1);
+      code = CD_EXIT_ERROR;
+      break;
+    }
+    cdSolveStats stats;
+    st = cd_worldStep(&scene, w, be, bstate, scene.dt, &stats);
+    int bad = st == CD_OK ? cd_worldCheckFinite(w) : -1;
+    if (st == CD_ERR_NOMEM) {
+      snprintf(status, sizeof status, "out of memory at step %ld", k);
+      code = CD_EXIT_ERROR;
+      break;
+    }
+    if (st != CD_OK) {
+      snprintf(status, sizeof status, "solver breakdown at step %ld (t = %.6g s)", k, (double)k * scene.dt);
+      code = CD_EXIT_FAILED;
+      break;
+    }
+    if (bad >= 0) {
+      snprintf(status, sizeof status, "non-finite state at step %ld (t = %.6g s), body %d '%s'", k,
+               (double)k * scene.dt, bad, scene.body[bad].name);
+      code = CD_EXIT_FAILED;
+      break;
+    }
+    if (w->warn_nonconverged > warned_nc && warned_nc == 0 && !cfg->quiet)
+      fprintf(stderr, "%scdsim: warning: step %ld: the %s solver did not converge (residual %.3g); "
+                      "every such step is marked in /solver/converged\n",
+              show ? "\n" : "", k, info.solver, stats.residual);
+    if (w->warn_fallback > warned_fb && warned_fb == 0 && !cfg->quiet)
+      fprintf(stderr, "%scdsim: warning: step %ld: the solver fell back to another method; counted in the output\n",
+              show ? "\n" : "", k);
+    if (w->warn_cholmod > warned_ch && warned_ch == 0 && !cfg->quiet)
+      fprintf(stderr, "%scdsim: warning: step %ld: CHOLMOD reported a warning (status %d)\n", show ? "\n" : "", k,
+              w->cm.status);
+    warned_nc = w->warn_nonconverged;
+    warned_fb = w->warn_fallback;
+    warned_ch = w->warn_cholmod;
+    if ((k % cfg->output_every == 0 || k == scene.nstep) && cd_recorderWriteFrame(rec, &scene, w, &stats)) {
+      snprintf(status, sizeof status, "I/O error writing frame of step %ld to %s", k, out);
+      code = CD_EXIT_ERROR;
+      break;
+    }
+    if (show && now() - last > 0.25) {
+      last = now();
+      progress(k, scene.nstep, w->time, 0, wall0);
+    }
+  }
+  if (show) fputc('\n', stderr);
+  if (cd_recorderClose(rec, status) && code == CD_EXIT_OK) {
+    fprintf(stderr, "cdsim: I/O error closing %s\n", out);
+    code = CD_EXIT_ERROR;
+  }
+  rec = NULL;
+  if (strcmp(status, "ok") != 0) fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
+
+done:
+  if (be && bstate) be->free(bstate);
+  cd_worldFree(w);
+  cd_free(scene_json);
+  cd_sceneFree(&scene);
+  return code;
+}

@@ -1,0 +1,129 @@
+/* step.c: one time step, read top to bottom.
+ *
+ * Impulse backends (lcp, ccp), the velocity-impulse scheme of seeds 000/001:
+ *   collide -> carry warm starts by key -> free velocity v_f -> problem (J, G, g)
+ *   -> backend solves for lambda -> v+ = v_f + M^-1 J^T lambda -> x+ = x + dt v+.
+ * Force backends (penalty), each of n substeps of h = dt / n:
+ *   collide -> carry per-contact state by key -> contact forces -> v += h M^-1 f
+ *   -> x += h v.
+ * Both are semi-implicit (symplectic) Euler with the exact rotation of each quaternion
+ * by its angular velocity (vec3.h cd_quatIntegrate).
+ */
+#include <string.h>
+
+#include "alloc.h"
+#include "problem_build.h"
+#include "vec3.h"
+#include "world.h"
+
+/* positions and orientations forward by h at the current velocities */
+static void integratePositions(const cdScene *scene, cdWorld *w, double h) {
+  for (int i = 0; i < w->nbody; i++) {
+    if (w->dof[i] < 0) continue;
+    cd_v3addScaled(&w->x[3 * i], &w->x[3 * i], &w->v[6 * i], h);
+    cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
+    cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
+    cd_worldUpdateInertia(scene, w, i);
+  }
+}
+
+/* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal) */
+static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
+  for (int i = 0; i < w->nbody; i++) {
+    if (w->dof[i] < 0) continue;
+    const cdBodyDef *b = &scene->body[i];
+    double *v = &w->v[6 * i], *om = &w->v[6 * i + 3], *f = &w->force[6 * i];
+    double Iw[9], Io[3], tq[3], dw[3];
+    for (int e = 0; e < 3; e++) v[e] += h * (scene->gravity[e] + f[e] / b->mass);
+    cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
+    cd_m3mulv(Io, Iw, om);
+    cd_v3cross(tq, om, Io);
+    cd_v3sub(tq, &f[3], tq);
+    cd_m3mulv(dw, &w->Iinv[9 * (size_t)i], tq);
+    cd_v3addScaled(om, om, dw, h);
+  }
+}
+
+/* the relative velocity of b w.r.t. a at each contact point, after the step */
+static void postVelocities(cdWorld *w) {
+  for (int i = 0; i < w->contacts.ncon; i++) {
+    cdContact *c = &w->contacts.con[i];
+    double vr[3] = {0, 0, 0};
+    for (int k = 0; k < 2; k++) {
+      int b = c->body[k];
+      if (b < 0) continue;
+      double arm[3], wxr[3], vp[3];
+      cd_v3sub(arm, c->point, &w->x[3 * b]);
+      cd_v3cross(wxr, &w->v[6 * b + 3], arm);
+      cd_v3add(vp, &w->v[6 * b], wxr);
+      cd_v3addScaled(vr, vr, vp, k == 1 ? 1.0 : -1.0);
+    }
+    c->post_vn = cd_v3dot(vr, c->normal);
+    cd_v3addScaled(c->post_vt, vr, c->normal, -c->post_vn);
+  }
+}
+
+/* the contacts of the current poses, with the previous set's values carried by key */
+static int collide(const cdScene *scene, cdWorld *w, double h) {
+  cdContactSet tmp = w->previous;
+  w->previous = w->contacts;
+  w->contacts = tmp;
+  if (w->contacts.nalpha != w->previous.nalpha && cd_contactSetSetAlpha(&w->contacts, w->previous.nalpha))
+    return CD_ERR_NOMEM;
+  int st = cd_collide(w->collider, scene, w->x, w->R, w->v, h, &w->contacts);
+  if (st) return st;
+  cd_contactSetCarry(&w->contacts, &w->previous);
+  return CD_OK;
+}
+
+static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt,
+                       cdSolveStats *stats) {
+  int st = collide(scene, w, dt);
+  if (st) return st;
+  if (!w->m_constant && (st = cd_worldFactorMass(scene, w))) return st;
+  if ((st = cd_problemFreeVelocity(scene, w, dt))) return st;
+  cdProblemWork pw;
+  st = cd_problemBuild(scene, w, dt, &pw);
+  if (!st && w->cp.ncon > 0) st = be->solve(bs, &w->cp, &w->contacts, stats);
+  stats->substeps = 1;
+  if (!st) st = cd_problemApply(w, &pw);
+  cd_problemWorkFree(w, &pw);
+  if (st) return st;
+  integratePositions(scene, w, dt);
+  return CD_OK;
+}
+
+static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt,
+                     cdSolveStats *stats) {
+  int n = be->substeps(bs, scene, w, dt);
+  if (n < 1) n = 1;
+  double h = dt / n;
+  for (int s = 0; s < n; s++) {
+    int st = collide(scene, w, h);
+    if (st) return st;
+    /* lambda holds the impulse of this step: carried across substeps, zeroed at the first */
+    if (s == 0)
+      for (int i = 0; i < w->contacts.ncon; i++) memset(w->contacts.con[i].lambda, 0, 3 * sizeof(double));
+    memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
+    if ((st = be->forces(bs, scene, w, h, stats))) return st;
+    integrateForces(scene, w, h);
+    integratePositions(scene, w, h);
+  }
+  stats->substeps = n;
+  return CD_OK;
+}
+
+int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,
+                 cdSolveStats *stats) {
+  memset(stats, 0, sizeof *stats);
+  stats->converged = 1;
+  int st = backend->kind == CD_BACKEND_IMPULSE ? stepImpulse(scene, w, backend, bstate, dt, stats)
+                                               : stepForce(scene, w, backend, bstate, dt, stats);
+  if (st) return st;
+  postVelocities(w);
+  w->step++;
+  w->time = (double)w->step * dt;
+  if (!stats->converged) w->warn_nonconverged++;
+  w->warn_fallback += stats->fallbacks;
+  return CD_OK;
+}

@@ -1,0 +1,32 @@
+/* summary.h: the run summary (issue "comparing the models"): what a sweep row or a model
+ * comparison needs, accumulated step by step, written to /summary and by --summary. */
+#ifndef CD_SUMMARY_H
+#define CD_SUMMARY_H
+
+#include "backend.h"
+#include "world.h"
+
+typedef struct cdSummary {
+  long steps;               /* steps taken */
+  long substeps;            /* substeps over all steps (impulse models: = steps) */
+  double wall_time;         /* s */
+  double contacts_mean;     /* contacts per step */
+  long contacts_max;
+  double iterations_mean;   /* solver iterations per step */
+  long iterations_max;
+  double residual_max;      /* the largest per-step residual */
+  long nonconverged_steps;
+  double penetration_max;   /* the largest -gap seen at the start of a step, m (>= 0) */
+  double lift_max;          /* the largest gap at the start of a step of a contact that was
+                               loaded (l_n > 0) and sliding (|v_t| > 1e-3 m/s) in the step
+                               before, m: the CCP's hover */
+  double kinetic_energy_final; /* J */
+  double sum_contacts, sum_iterations; /* accumulators */
+} cdSummary;
+
+void cd_summaryInit(cdSummary *s);
+/* after each step: w->contacts are that step's contacts, w->previous the step before's */
+void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st);
+void cd_summaryFinish(cdSummary *s, const cdScene *scene, const cdWorld *w, double wall_time);
+
+#endif
