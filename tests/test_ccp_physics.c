@@ -29,6 +29,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -629,4 +630,36 @@ CD_TEST(ccpSolversAgreeThroughThePipeline) {
   }
   printf("    20 steps in lockstep: max ||v - v_apgd||_M pgs %.1e, primal %.1e\n", dmax[1], dmax[2]);
   for (int j = 0; j < 3; j++) cd_simFree(&s[j]);
+}
+
+/* KNOWN BUG, outside this area (src/step.c postVelocities), left out of the run: cdContact
+ * post_vn / post_vt are documented as the relative velocity at the contact after the step, and
+ * for the impulse models that is the model's c = J(q_t) v+ (what the CCP and LCP conditions are
+ * about; it is what the output's /contacts/normal_velocity is read as). postVelocities runs after
+ * integratePositions and takes the arm point - x with the centre x of the END of the step while
+ * the point is the one of its start, so it adds omega x (x - x+) = -dt omega x v+. On the rolling
+ * sphere that is a normal velocity of r omega_y dt v / r ~ 0.3 m/s after 0.5 s although the
+ * sphere does not leave the incline (c_N ~ 1e-6). Fix (in step.c): evaluate the arms with the
+ * start-of-step centres (or compute post velocities before integrating positions). Set
+ * CDSIM_RUN_KNOWN_BUGS=1 to run this check. */
+CD_TEST(postStepContactVelocityIsTheModelsOnARollingSphere) {
+  if (!getenv("CDSIM_RUN_KNOWN_BUGS"))
+    CD_SKIP("known bug in src/step.c postVelocities (end-of-step arms), reported to the lead; "
+            "CDSIM_RUN_KNOWN_BUGS=1 runs it");
+  cdSim s;
+  if (cd_simMakeFile(&s, "incline-sphere.json", "ccp", NULL, NULL)) return;
+  double xOld[3];
+  for (long k = 1; k <= 50; k++) {
+    if (stepKeep(&s, xOld)) break;
+    if (s.world->contacts.ncon != 1) continue;
+    const cdContact *c = &s.world->contacts.con[0];
+    double cv[3];
+    contactVelocity(&s, xOld, 0, cv);
+    /* the same velocities, only the arm differs: round-off apart when the arm is J's */
+    CHECK_MSG(fabs(c->post_vn - cv[0]) <= 1e-12, "step %ld: post_vn %.6g, the model's c_N %.3g", k, c->post_vn,
+              cv[0]);
+    double dt1 = c->post_vt[0] - (cv[1] * c->t1[0] + cv[2] * c->t2[0]);
+    CHECK(fabs(dt1) <= 1e-12);
+  }
+  cd_simFree(&s);
 }
