@@ -52,6 +52,11 @@
  *   /solver/warn_fallback          i64 [F]        also count the steps between frames
  *   /energy/kinetic                f64 [F]      sum 1/2 m v.v + 1/2 w.(R I R^T) w, J
  *   /energy/potential              f64 [F]      -sum m g.x, J (fixed bodies: nothing)
+ *   /summary attributes            the run summary (src/summary.h), written at the end:
+ *                                  steps, substeps, contacts_max, iterations_max,
+ *                                  nonconverged_steps (i64); wall_time (s), contacts_mean,
+ *                                  iterations_mean, residual_max, penetration_max (m),
+ *                                  lift_max (m), kinetic_energy_final (J) (f64)
  *   Frame 0 solver entries are 0, 0, 1, 0 (and whenever the caller passes no stats).
  *
  * Storage. Every per-frame and per-contact dataset is chunked (up to 64 frames, at most
@@ -594,24 +599,6 @@ static int alpha_activate(cdRecorder *r, int m) {
   return 0;
 }
 
-static void energies(const cdScene *scene, const cdWorld *w, double *kinetic, double *potential) {
-  double ke = 0, pe = 0;
-  for (int i = 0; i < w->nbody; i++) {
-    const cdBodyDef *b = &scene->body[i];
-    if (b->fixed) continue;
-    const double *v = &w->v[6 * i], *om = &w->v[6 * i + 3], *R = &w->R[9 * i], *x = &w->x[3 * i];
-    ke += 0.5 * b->mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    /* w.(R I R^T) w = sum_k I_k ((R^T w)_k)^2 */
-    for (int k = 0; k < 3; k++) {
-      double wb = R[k] * om[0] + R[3 + k] * om[1] + R[6 + k] * om[2];
-      ke += 0.5 * b->inertia[k] * wb * wb;
-    }
-    pe -= b->mass * (scene->gravity[0] * x[0] + scene->gravity[1] * x[1] + scene->gravity[2] * x[2]);
-  }
-  *kinetic = ke;
-  *potential = pe;
-}
-
 int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *world, const cdSolveStats *stats) {
   if (!r || r->failed || world->nbody != r->nbody || scene->nbody != r->nbody) return -1;
   const cdContactSet *cs = &world->contacts;
@@ -648,7 +635,8 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
   *(int64_t *)col_push(&c[COL_WARN_CHOLMOD]) = world->warn_cholmod;
   *(int64_t *)col_push(&c[COL_WARN_NONCONVERGED]) = world->warn_nonconverged;
   *(int64_t *)col_push(&c[COL_WARN_FALLBACK]) = world->warn_fallback;
-  energies(scene, world, col_push(&c[COL_KINETIC]), col_push(&c[COL_POTENTIAL]));
+  *(double *)col_push(&c[COL_KINETIC]) = cd_worldKineticEnergy(scene, world);
+  *(double *)col_push(&c[COL_POTENTIAL]) = cd_worldPotentialEnergy(scene, world);
 
   for (int i = 0; i < ncon; i++) {
     const cdContact *k = &cs->con[i];
@@ -680,4 +668,49 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
 
   if (r->nbatch >= CD_REC_BATCH || seconds_since(&r->last_batch) >= CD_REC_FLUSH_SECONDS) return batch_write(r);
   return 0;
+}
+
+/* ---- summary --------------------------------------------------------------------- */
+
+static int group_attr(cdRecorder *r, hid_t g, const char *name, hid_t ftype, hid_t mtype, const void *v) {
+  hid_t space = H5Screate(H5S_SCALAR);
+  if (space < 0) return h5fail(r, name);
+  hid_t a = H5Acreate2(g, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = a < 0 || H5Awrite(a, mtype, v) < 0 ? h5fail(r, name) : 0;
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(space);
+  return rc;
+}
+
+int cd_recorderWriteSummary(cdRecorder *r, const cdSummary *s) {
+  if (!r || r->failed) return -1;
+  hid_t g = H5Gcreate2(r->file, "/summary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return h5fail(r, "/summary");
+  const struct {
+    const char *name;
+    long v;
+  } ints[] = {{"steps", s->steps},
+              {"substeps", s->substeps},
+              {"contacts_max", s->contacts_max},
+              {"iterations_max", s->iterations_max},
+              {"nonconverged_steps", s->nonconverged_steps}};
+  const struct {
+    const char *name;
+    double v;
+  } reals[] = {{"wall_time", s->wall_time},
+               {"contacts_mean", s->contacts_mean},
+               {"iterations_mean", s->iterations_mean},
+               {"residual_max", s->residual_max},
+               {"penetration_max", s->penetration_max},
+               {"lift_max", s->lift_max},
+               {"kinetic_energy_final", s->kinetic_energy_final}};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++) {
+    int64_t v = ints[i].v;
+    rc = group_attr(r, g, ints[i].name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
+  }
+  for (size_t i = 0; i < sizeof reals / sizeof reals[0] && !rc; i++)
+    rc = group_attr(r, g, reals[i].name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &reals[i].v);
+  H5Gclose(g);
+  return rc;
 }

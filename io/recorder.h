@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "scene.h"
+#include "summary.h"
 #include "world.h"
 
 typedef struct cdRecorder cdRecorder;
@@ -31,6 +32,9 @@ cdRecorder *cd_recorderOpen(const char *path, const cdScene *scene, const cdRunI
 /* appends one frame: time, trajectory, energies, solver stats, and the contacts of the
  * step that produced it (world->contacts; for frame 0 none). Returns 0 or -1 (I/O). */
 int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *world, const cdSolveStats *stats);
+/* writes the run summary as the attributes of the group /summary (once, before close).
+ * Returns 0 or -1. */
+int cd_recorderWriteSummary(cdRecorder *r, const cdSummary *s);
 /* writes status (the root attribute), flushes and closes; r is freed. Returns 0 or -1. */
 int cd_recorderClose(cdRecorder *r, const char *status);
 

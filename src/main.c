@@ -77,8 +77,11 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc && !rc; i++) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes = a[0] == '-' && a[1] == '-' && strcmp(a, "--quiet") && strcmp(a, "--help") &&
-                strcmp(a, "--version") && strcmp(a, "--summary");
+    static const char *const with_value[] = {"--model", "--solver", "--out", "--dt", "--duration", "--steps",
+                                             "--set", "--friction-dirs", "--tolerance", "--max-iterations",
+                                             "--substeps", "--output-every", NULL};
+    int takes = 0;
+    for (int k = 0; with_value[k]; k++) takes |= !strcmp(a, with_value[k]);
     if (takes && !val) {
       rc = usageError("%s needs a value", a);
       break;

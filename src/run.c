@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "backends.h"
 #include "recorder.h"
+#include "summary.h"
 #include "world.h"
 
 static volatile sig_atomic_t g_signal;
@@ -43,6 +44,44 @@ static void progress(long step, long nstep, double t, double t0, double wall0) {
   double eta = rate > 0 ? (double)(nstep - step) / rate : 0;
   fprintf(stderr, "\rcdsim: step %ld/%ld  t = %.4g s  %.0f steps/s  ETA %.0f s   ", step, nstep, t - t0, rate,
           eta);
+}
+
+/* a JSON string: quotes, backslashes and control characters escaped */
+static void jsonString(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+/* --summary: one JSON line on stdout (scripts/sweep reads it) */
+static void printSummary(const char *scene, const char *model, const char *solver, const char *out,
+                         const char *status, int code, const cdSummary *s) {
+  fputs("{\"scene\": ", stdout);
+  jsonString(scene);
+  fputs(", \"model\": ", stdout);
+  jsonString(model);
+  fputs(", \"solver\": ", stdout);
+  jsonString(solver);
+  fputs(", \"out\": ", stdout);
+  jsonString(out);
+  fputs(", \"status\": ", stdout);
+  jsonString(status);
+  printf(", \"exit\": %d, \"steps\": %ld, \"substeps\": %ld, \"wall_time\": %.6g, \"contacts_mean\": %.6g, "
+         "\"contacts_max\": %ld, \"iterations_mean\": %.6g, \"iterations_max\": %ld, \"residual_max\": %.6g, "
+         "\"nonconverged_steps\": %ld, \"penetration_max\": %.6g, \"lift_max\": %.6g, "
+         "\"kinetic_energy_final\": %.6g}\n",
+         code, s->steps, s->substeps, s->wall_time, s->contacts_mean, s->contacts_max, s->iterations_mean,
+         s->iterations_max, s->residual_max, s->nonconverged_steps, s->penetration_max, s->lift_max,
+         s->kinetic_energy_final);
+  fflush(stdout);
 }
 
 int cd_run(const cdRunConfig *cfg) {
@@ -117,6 +156,8 @@ int cd_run(const cdRunConfig *cfg) {
     code = CD_EXIT_ERROR;
   }
   long warned_nc = 0, warned_fb = 0, warned_ch = 0;
+  cdSummary sum;
+  cd_summaryInit(&sum);
   for (long k = 1; code == CD_EXIT_OK && k <= scene.nstep; k++) {
     if (g_signal) {
       snprintf(status, sizeof status, "interrupted by %s after step %ld", g_signal == SIGINT ? "SIGINT" : "SIGTERM",
@@ -137,6 +178,7 @@ int cd_run(const cdRunConfig *cfg) {
       code = CD_EXIT_FAILED;
       break;
     }
+    cd_summaryStep(&sum, w, &stats);
     if (bad >= 0) {
       snprintf(status, sizeof status, "non-finite state at step %ld (t = %.6g s), body %d '%s'", k,
                (double)k * scene.dt, bad, scene.body[bad].name);
@@ -167,12 +209,18 @@ int cd_run(const cdRunConfig *cfg) {
     }
   }
   if (show) fputc('\n', stderr);
+  cd_summaryFinish(&sum, &scene, w, now() - wall0);
+  if (cd_recorderWriteSummary(rec, &sum) && code == CD_EXIT_OK) {
+    snprintf(status, sizeof status, "I/O error writing the summary to %s", out);
+    code = CD_EXIT_ERROR;
+  }
   if (cd_recorderClose(rec, status) && code == CD_EXIT_OK) {
     fprintf(stderr, "cdsim: I/O error closing %s\n", out);
     code = CD_EXIT_ERROR;
   }
   rec = NULL;
   if (strcmp(status, "ok") != 0) fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
+  if (cfg->summary) printSummary(cfg->scene_path, model, info.solver, out, status, code, &sum);
 
 done:
   if (be && bstate) be->free(bstate);
