@@ -38,14 +38,19 @@
  */
 #include "lcp_lemke.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "alloc.h"
 
-/* a pivot entry must exceed this fraction of the column's largest entry: smaller ones are
- * roundoff and would blow up B^-1 */
-#define LEMKE_PIVOT_REL 1e-11
+/* a pivot entry d_i must exceed this fraction of the column's largest entry, and
+ * LEMKE_PIVOT_NOISE eps sum_k |B^-1_ik col_k| (the rounding error of the product itself):
+ * smaller entries are roundoff of an exact zero, and pivoting on one blows B^-1 up. This
+ * matters on degenerate rows (x_B = 0 up to roundoff, ratio 0), where the lexicographic
+ * rule would otherwise happily take such an entry: a stack of cubes at rest does that. */
+#define LEMKE_PIVOT_REL 1e-9
+#define LEMKE_PIVOT_NOISE 64.0
 /* two ratios closer than this (relative) are a tie, resolved lexicographically */
 #define LEMKE_TIE_REL 1e-11
 
@@ -55,6 +60,7 @@ typedef struct {
   double *Binv;            /* (n x n) row-major basis inverse */
   double *xB;              /* (n) values of the basic variables */
   double *d;               /* (n) B^-1 times the entering column */
+  double *dnoise;          /* (n) rounding error bound of each d_i */
   double *col;             /* (n) the entering column's non-zeros (rows in cand) */
   int *basis;              /* (n) variable of each row: w_i = i, z_j = n + j, z0 = 2n */
   int *cand;               /* (n) candidate rows of the ratio test */
@@ -63,7 +69,7 @@ typedef struct {
 
 size_t cd_lemkeWorkSize(int n) {
   size_t nn = n > 0 ? (size_t)n : 0;
-  return (nn * nn + 8 * nn) * sizeof(double) + (3 * nn + 1) * sizeof(int);
+  return (nn * nn + 9 * nn) * sizeof(double) + (3 * nn + 1) * sizeof(int);
 }
 
 static double pow2Near(double x) { return ldexp(1.0, (int)lround(log2(x))); }
@@ -134,7 +140,10 @@ double cd_lcpResidualDense(int n, const double *A, const double *b, const double
 static void lemkeColumn(cdLemke *L, int v) {
   int n = L->n;
   if (v < n) {
-    for (int i = 0; i < n; i++) L->d[i] = L->Binv[(size_t)i * (size_t)n + (size_t)v];
+    for (int i = 0; i < n; i++) {
+      L->d[i] = L->Binv[(size_t)i * (size_t)n + (size_t)v];
+      L->dnoise[i] = 0.0;
+    }
     return;
   }
   /* the column's non-zeros (cand is free until the ratio test): contact LCP columns have
@@ -156,9 +165,14 @@ static void lemkeColumn(cdLemke *L, int v) {
   }
   for (int i = 0; i < n; i++) {
     const double *Bi = &L->Binv[(size_t)i * (size_t)n];
-    double s = 0.0;
-    for (int t = 0; t < nz; t++) s += Bi[L->cand[t]] * L->col[t];
+    double s = 0.0, a = 0.0;
+    for (int t = 0; t < nz; t++) {
+      double p = Bi[L->cand[t]] * L->col[t];
+      s += p;
+      a += fabs(p);
+    }
     L->d[i] = s;
+    L->dnoise[i] = LEMKE_PIVOT_NOISE * DBL_EPSILON * a;
   }
 }
 
@@ -170,14 +184,14 @@ static int lemkeRatioTest(cdLemke *L) {
   if (!(dmax > 0.0)) return -1;
   double ptol = LEMKE_PIVOT_REL * dmax, tmin = INFINITY;
   for (int i = 0; i < n; i++) {
-    if (L->d[i] > ptol) {
+    if (L->d[i] > ptol && L->d[i] > L->dnoise[i]) {
       double t = fmax(L->xB[i], 0.0) / L->d[i];
       if (t < tmin) tmin = t;
     }
   }
   if (tmin == INFINITY) return -1;
   for (int i = 0; i < n; i++) {
-    if (L->d[i] > ptol && fmax(L->xB[i], 0.0) / L->d[i] <= tmin + LEMKE_TIE_REL * (1.0 + tmin)) L->cand[nc++] = i;
+    if (L->d[i] > ptol && L->d[i] > L->dnoise[i] && fmax(L->xB[i], 0.0) / L->d[i] <= tmin + LEMKE_TIE_REL * (1.0 + tmin)) L->cand[nc++] = i;
   }
   /* z0 leaving ends the run: prefer it among ties */
   for (int k = 0; k < nc; k++)
@@ -320,7 +334,8 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
   L.xB = dw + nn * nn;
   L.d = L.xB + nn;
   L.col = L.d + nn;
-  double *r = L.col + nn, *c = r + nn, *zc = c + nn, *t1 = zc + nn, *t2 = t1 + nn;
+  L.dnoise = L.col + nn;
+  double *r = L.dnoise + nn, *c = r + nn, *zc = c + nn, *t1 = zc + nn, *t2 = t1 + nn;
   L.r = r;
   L.c = c;
   int *iw = (int *)(void *)(t2 + nn);

@@ -25,10 +25,14 @@
  * the pair, and gap = r_hollow - r_inner - |x_b - x_a| < 0 on overlap, which is the seed's
  * g with h_1 = -1; v_n = v_rel . n is the seed's v_delta,n in either labelling.
  *
- * Substep. See cd_penaltyStableStep: every contact is linearised (penalty_law.h) and h
- * is the smallest of pi / (30 omega_i) (resolution of each contact), 1/sqrt(Omega2) and
- * 1/Rate with Omega2, Rate Gershgorin bounds on the squared frequencies and the damping
- * rates of the coupled contacts. Cost O(contacts + bodies) per step.
+ * Substep. The core asks for the substep count before it collides, so the backend collides
+ * once itself at the start of the step (a probe set, with the state of the last substep
+ * carried by key) with the margin of the whole step, the bodies' speeds raised by |g| dt so
+ * that a body at rest which falls into contact within the step is seen too. Then
+ * cd_penaltyStableStep linearises every probe contact (penalty_law.h) and takes the
+ * smallest of pi / (30 omega_i) (resolution of each contact), 1/sqrt(Omega2) and 1/Rate
+ * with Omega2, Rate Gershgorin bounds on the squared frequencies and the damping rates of
+ * the coupled contacts. Cost O(contacts + bodies) per step.
  */
 #include "penalty.h"
 
@@ -45,6 +49,8 @@ typedef struct cdPenalty {
   int forced_substeps; /* the --substeps option, 0: automatic */
   int nbody;
   double *scratch;     /* (nbody x 3) per-body sums of the stable-step bound */
+  double *vprobe;      /* (nbody x 6) velocities for the probe's margin, m/s, rad/s */
+  cdContactSet probe;  /* the contacts at the start of the step, for the substep count */
 } cdPenalty;
 
 void cd_penaltyContactMaterial(const cdScene *scene, const cdContact *c, cdMaterial *mix) {
@@ -131,8 +137,8 @@ static void linearizeContact(const cdScene *scene, const cdWorld *w, const cdCon
  *     omega^2 <= max_i sum_{b of i} sqrt(k_i w_ib) S_b,   S_b = sum_{j on b} sqrt(k_j w_jb),
  * which is k_i (w_ia + w_ib) for a lone contact. The same with the normal damping c_i and
  * with the friction damping ct_i (tangents) bounds the damping rates. */
-double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, double dt, double *scratch) {
-  const cdContactSet *cs = &w->contacts;
+double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, const cdContactSet *cs, double dt,
+                            double *scratch) {
   double *Sk = scratch, *Sc = scratch + w->nbody, *St = scratch + 2 * w->nbody;
   memset(scratch, 0, 3 * (size_t)w->nbody * sizeof *scratch);
   double omega_max = 0;
@@ -170,6 +176,15 @@ double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, double dt, d
   return cd_penaltyStepLimit(omega_max, omega2, rate);
 }
 
+static void penaltyFree(void *state) {
+  cdPenalty *p = state;
+  if (!p) return;
+  cd_contactSetFree(&p->probe);
+  cd_free(p->scratch);
+  cd_free(p->vprobe);
+  cd_free(p);
+}
+
 static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void **state, char *err, size_t errlen) {
   *state = NULL;
   if (opt && opt->solver && strcmp(opt->solver, "explicit") != 0) {
@@ -185,9 +200,12 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
   if (!p) return CD_ERR_NOMEM;
   p->forced_substeps = opt ? opt->substeps : 0;
   p->nbody = scene->nbody;
-  p->scratch = cd_calloc(3 * (size_t)(scene->nbody > 0 ? scene->nbody : 1), sizeof *p->scratch);
-  if (!p->scratch) {
-    cd_free(p);
+  size_t nb = (size_t)(scene->nbody > 0 ? scene->nbody : 1);
+  cd_contactSetInit(&p->probe);
+  p->scratch = cd_calloc(3 * nb, sizeof *p->scratch);
+  p->vprobe = cd_calloc(6 * nb, sizeof *p->vprobe);
+  if (!p->scratch || !p->vprobe) {
+    penaltyFree(p);
     return CD_ERR_NOMEM;
   }
   *state = p;
@@ -199,10 +217,30 @@ static const char *penaltySolverName(const void *state) {
   return "explicit";
 }
 
+/* the probe: the contacts of the present poses within the margin of the step, at speeds
+ * |v| + |g| dt, with the carried state. On an allocation failure the contacts of the last
+ * substep stand in (the step's own collision will report the failure). */
+static const cdContactSet *probeContacts(cdPenalty *p, const cdScene *scene, const cdWorld *w, double dt) {
+  double gdt = cd_v3norm(scene->gravity) * dt;
+  for (int i = 0; i < w->nbody; i++) {
+    double *v = &p->vprobe[6 * i];
+    memcpy(v, &w->v[6 * i], 6 * sizeof *v);
+    double s = cd_v3norm(v);
+    if (s > 0)
+      cd_v3scale(v, v, (s + gdt) / s);
+    else
+      v[0] = gdt;
+  }
+  if (cd_collide(w->collider, scene, w->x, w->R, p->vprobe, dt, &p->probe) != CD_OK) return &w->contacts;
+  cd_contactSetCarry(&p->probe, &w->contacts);
+  return &p->probe;
+}
+
 static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *world, double dt) {
   cdPenalty *p = state;
   if (p->forced_substeps > 0) return p->forced_substeps;
-  double h = cd_penaltyStableStep(scene, world, dt, p->scratch);
+  const cdContactSet *cs = world->collider ? probeContacts(p, scene, world, dt) : &world->contacts;
+  double h = cd_penaltyStableStep(scene, world, cs, dt, p->scratch);
   if (!(h > 0)) return CD_PENALTY_MAX_SUBSTEPS;
   double n = ceil(dt / h);
   if (n < 1) return 1;
@@ -242,12 +280,6 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, doub
   return CD_OK;
 }
 
-static void penaltyFree(void *state) {
-  cdPenalty *p = state;
-  if (!p) return;
-  cd_free(p->scratch);
-  cd_free(p);
-}
 
 const cdBackend cd_backendPenalty = {
     .name = "penalty",

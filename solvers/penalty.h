@@ -28,8 +28,9 @@ void cd_penaltyRelativeVelocity(const struct cdWorld *w, const cdContact *c, dou
 double cd_penaltyInverseMass(const cdScene *scene, const struct cdWorld *w, int i, const double p[3],
                              const double d[3]);
 
-/* the automatic substep h (s) for the world's present contacts and a step of dt: see
- * penalty.c for the bound; INFINITY when nothing bounds it */
-double cd_penaltyStableStep(const cdScene *scene, const struct cdWorld *w, double dt, double *scratch);
+/* the automatic substep h (s) for the contacts cs of the world w and a step of dt (see
+ * penalty.c for the bound); scratch holds 3 nbody doubles; INFINITY when nothing bounds it */
+double cd_penaltyStableStep(const cdScene *scene, const struct cdWorld *w, const cdContactSet *cs, double dt,
+                            double *scratch);
 
 #endif

@@ -763,7 +763,7 @@ CD_TEST(penaltySubstepsResolveTheFastestContact) {
   handContact(&hw, -1, 0, p0, n, -1e-5);
   handContact(&hw, 0, 1, p1, n, -1e-5);
   double scratch[6];
-  double h = cd_penaltyStableStep(&hw.scene, &hw.w, 0.01, scratch);
+  double h = cd_penaltyStableStep(&hw.scene, &hw.w, &hw.w.contacts, 0.01, scratch);
   CHECK_NEAR(h, M_PI / (CD_PENALTY_SUBSTEPS_PER_CONTACT * sqrt(2e6)), 1e-12 * h);
   CHECK(h <= 1 / sqrt((3 + sqrt(5)) / 2 * 1e6));
   void *st = NULL;
@@ -774,11 +774,39 @@ CD_TEST(penaltySubstepsResolveTheFastestContact) {
   /* with friction at rest the regularised friction of the bottom contact is stiffer:
    * c w_t = mu (weight of the pair's effective mass) / v_reg * (1/m + r^2/I) */
   hw.mat[1].friction = 0.5;
-  double hf = cd_penaltyStableStep(&hw.scene, &hw.w, 0.01, scratch);
+  double hf = cd_penaltyStableStep(&hw.scene, &hw.w, &hw.w.contacts, 0.01, scratch);
   CHECK(hf < h);
   cd_backendPenalty.free(st);
   /* no contacts: nothing bounds the step */
   hw.w.contacts.ncon = 0;
-  CHECK(isinf(cd_penaltyStableStep(&hw.scene, &hw.w, 0.01, scratch)));
+  CHECK(isinf(cd_penaltyStableStep(&hw.scene, &hw.w, &hw.w.contacts, 0.01, scratch)));
   cd_contactSetFree(&hw.w.contacts);
+}
+
+#include "alloc.h"
+
+CD_TEST(penaltyBackendMakeReportsAllocationFailure) {
+  cdHandWorld hw;
+  handWorldInit(&hw, 2);
+  for (int i = 0; i < 2; i++) {
+    hw.body[i].radius = 0.1;
+    hw.body[i].mass = 1;
+  }
+  handWorldFinish(&hw);
+  char err[128];
+  cdBackendOptions opt = {0};
+  for (long k = 1; k <= 3; k++) {
+    long live = cd_allocLive();
+    void *st = (void *)1;
+    cd_allocFailAt(k);
+    int rc = cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err);
+    cd_allocFailAt(0);
+    if (rc == CD_OK) {
+      cd_backendPenalty.free(st);
+    } else {
+      CHECK(rc == CD_ERR_NOMEM);
+      CHECK(st == NULL);
+    }
+    CHECK(cd_allocLive() == live);
+  }
 }

@@ -1,0 +1,237 @@
+/* test_lcp_physics.c: the LCP model (--model lcp) through the whole pipeline (collide,
+ * problem build, solve, integrate) on scenes whose discrete answer is known (DESIGN §5,
+ * NUMERICS.md): a sliding cube's stopping distance and flatness, a cube on an incline that
+ * sticks or slides, a rolling sphere, a standing stack, and the direction bias of the
+ * polygonal cone. Semi-implicit Euler with an exactly solved LCP reproduces the discrete
+ * answers to roundoff, so the tolerances are the solver tolerance propagated, not the
+ * integrator's error. */
+#include <stdio.h>
+#include <string.h>
+
+#include "simtest.h"
+#include "test.h"
+
+#define GRAV 9.81
+
+static const char *kSlidingCube =
+    "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 100,"
+    " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+    " \"materials\": {\"m\": {\"friction\": 0.5}},"
+    " \"bodies\": [{\"name\": \"cube\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1,"
+    "   \"position\": [0, 0, 0.1], \"velocity\": [2, 0, 0], \"material\": \"m\"}]}";
+
+/* the discrete stopping distance of NUMERICS.md: v_k = v0 - k a dt, x_k = x_{k-1} + dt v_k */
+static double eulerSlideDistance(double v0, double a, double dt, int *K) {
+  int k = (int)ceil(v0 / (a * dt));
+  double d = 0.0;
+  for (int j = 1; j < k; j++) d += dt * (v0 - j * a * dt);
+  if (K) *K = k;
+  return d;
+}
+
+CD_TEST(lcpSlidingCubeStopsAtTheSemiImplicitEulerDistance) {
+  /* Lemke is exact to roundoff; bgs stops at ||min(z, Az + b)|| <= 1e-8, so its contact
+   * velocities are right to ~1e-8 and the thresholds below grow accordingly */
+  const char *solvers[2] = {NULL, "bgs"};
+  for (int si = 0; si < 2; si++) {
+    double vtol = si ? 1e-6 : 1e-9;
+    cdBackendOptions opt = {.solver = solvers[si], .friction_dirs = 4};
+    cdSim sim;
+    if (cd_simMake(&sim, kSlidingCube, "lcp", &opt)) return;
+    int K;
+    double dref = eulerSlideDistance(2.0, 0.5 * GRAV, 0.01, &K);
+    double zmax = 0.0, vnmax = 0.0, x0 = sim.world->x[0], z0 = sim.world->x[2], resmax = 0.0;
+    int stop_step = -1, minc = 1 << 30, maxc = 0;
+    for (long k = 0; k < sim.scene.nstep; k++) {
+      if (cd_simStep(&sim)) break;
+      const cdWorld *w = sim.world;
+      zmax = fmax(zmax, fabs(w->x[2] - z0));
+      resmax = fmax(resmax, sim.stats.residual);
+      for (int c = 0; c < w->contacts.ncon; c++)
+        if (w->contacts.con[c].lambda[0] > 0) vnmax = fmax(vnmax, fabs(w->contacts.con[c].post_vn));
+      minc = w->contacts.ncon < minc ? w->contacts.ncon : minc;
+      maxc = w->contacts.ncon > maxc ? w->contacts.ncon : maxc;
+      if (stop_step < 0 && fabs(w->v[0]) < vtol) stop_step = (int)k + 1;
+    }
+    double d = sim.world->x[0] - x0;
+    printf("    %s: %d contacts, stops after %d steps (Euler: %d) at %.10f m (Euler: %.10f m), max |dz| %.1e, "
+           "max |post v_n| %.1e, max residual %.1e, solver %s\n",
+           solvers[si] ? solvers[si] : "default", minc, stop_step, K, d, dref, zmax, vnmax, resmax,
+           sim.backend->solverName(sim.bstate));
+    CHECK(minc >= 4 && maxc <= 8);
+    CHECK(sim.nonconverged == 0);
+    CHECK(stop_step == K);
+    /* per step the impulse is exact to the residual (<= 1e-8 for bgs), so the distance is
+     * exact to ~K dt residual */
+    CHECK_NEAR(d, dref, 1e-6);
+    CHECK_NEAR(d, 0.3978, 5e-5);
+    CHECK_MSG(zmax <= vtol, "the cube lifts or sinks by %.3g m", zmax);
+    CHECK_MSG(vnmax <= vtol, "loaded contact leaves the ground at %.3g m/s", vnmax);
+    CHECK_NEAR(sim.world->v[1], 0.0, vtol);
+    for (int t = 3; t < 6; t++) CHECK_NEAR(sim.world->v[t], 0.0, 10 * vtol); /* no tipping, no yaw */
+    cd_simFree(&sim);
+  }
+}
+
+/* a cube (or sphere) at rest on the ground under gravity tilted by 30 degrees about y: an
+ * incline of 30 degrees whose downhill direction is +x */
+static void inclineScene(char *buf, size_t n, const char *shape, double mu, int steps) {
+  double th = 30.0 * M_PI / 180.0;
+  snprintf(buf, n,
+           "{\"gravity\": [%.17g, 0, %.17g], \"dt\": 0.01, \"steps\": %d,"
+           " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+           " \"materials\": {\"m\": {\"friction\": %.17g}},"
+           " \"bodies\": [{\"name\": \"b\", \"shape\": \"%s\", %s, \"mass\": 1, \"position\": [0, 0, 0.1],"
+           " \"material\": \"m\"}]}",
+           GRAV * sin(th), -GRAV * cos(th), steps, mu, shape, strcmp(shape, "cube") ? "\"radius\": 0.1" : "\"size\": 0.2");
+}
+
+CD_TEST(lcpCubeOnAnInclineSticksWhenMuExceedsTanTheta) {
+  /* mu = 0.8 > tan 30 = 0.577: the friction cone holds it; the LCP's sticking contact has
+   * zero post-step slip, so it never moves */
+  char scene[2048];
+  inclineScene(scene, sizeof scene, "cube", 0.8, 100);
+  cdSim sim;
+  if (cd_simMake(&sim, scene, "lcp", NULL)) return;
+  double x0[3];
+  memcpy(x0, sim.world->x, sizeof x0);
+  cd_simRun(&sim, sim.scene.nstep);
+  double dx = 0.0;
+  for (int t = 0; t < 3; t++) dx = fmax(dx, fabs(sim.world->x[t] - x0[t]));
+  printf("    mu 0.8: max displacement after 1 s %.1e m\n", dx);
+  CHECK(sim.nonconverged == 0);
+  CHECK_MSG(dx <= 1e-9, "the cube creeps by %.3g m", dx);
+  cd_simFree(&sim);
+}
+
+/* least-squares slope of v_x over steps k0..k1 (velocities in vx[], one per step) */
+static double slope(const double *vx, int k0, int k1, double dt) {
+  double st = 0, sv = 0, stt = 0, stv = 0;
+  int n = k1 - k0 + 1;
+  for (int k = k0; k <= k1; k++) {
+    double t = k * dt;
+    st += t, sv += vx[k], stt += t * t, stv += t * vx[k];
+  }
+  return (n * stv - st * sv) / (n * stt - st * st);
+}
+
+CD_TEST(lcpCubeOnAnInclineSlidesAtGTimesSinMinusMuCos) {
+  /* mu = 0.3 < tan 30: it slides with a = g (sin 30 - mu cos 30) = 2.3563 m/s^2; downhill is
+   * +x, along the direction d_0 = t1, so the polygon is exact here */
+  char scene[2048];
+  inclineScene(scene, sizeof scene, "cube", 0.3, 50);
+  cdSim sim;
+  if (cd_simMake(&sim, scene, "lcp", NULL)) return;
+  double vx[51], zmax = 0.0, z0 = sim.world->x[2];
+  vx[0] = 0.0;
+  for (int k = 1; k <= 50; k++) {
+    if (cd_simStep(&sim)) break;
+    vx[k] = sim.world->v[0];
+    zmax = fmax(zmax, fabs(sim.world->x[2] - z0));
+  }
+  double th = 30.0 * M_PI / 180.0, a = GRAV * (sin(th) - 0.3 * cos(th)), am = slope(vx, 1, 50, 0.01);
+  printf("    mu 0.3: measured a = %.10f m/s^2, g (sin - mu cos) = %.10f, max |dz| %.1e\n", am, a, zmax);
+  CHECK(sim.nonconverged == 0);
+  CHECK_NEAR(am, a, 1e-8 * a);
+  /* every step the same: v_k = k a dt exactly up to the solver tolerance */
+  CHECK_NEAR(vx[50], 50 * a * 0.01, 1e-8);
+  CHECK(zmax <= 1e-9);
+  cd_simFree(&sim);
+}
+
+CD_TEST(lcpSphereRollsDownAnInclineWithoutSlipping) {
+  /* mu = 0.8: rolling, a = 5/7 g sin 30 = 3.5036 m/s^2 and v = omega r at every step (the
+   * sticking contact's post-step slip is zero) */
+  char scene[2048];
+  inclineScene(scene, sizeof scene, "sphere", 0.8, 50);
+  cdSim sim;
+  if (cd_simMake(&sim, scene, "lcp", NULL)) return;
+  double vx[51], slip = 0.0;
+  vx[0] = 0.0;
+  for (int k = 1; k <= 50; k++) {
+    if (cd_simStep(&sim)) break;
+    const double *v = sim.world->v;
+    vx[k] = v[0];
+    /* contact point velocity: v + omega x (-r z) = (v_x - omega_y r, v_y + omega_x r, v_z) */
+    slip = fmax(slip, fabs(v[0] - 0.1 * v[4]));
+  }
+  double th = 30.0 * M_PI / 180.0, a = 5.0 / 7.0 * GRAV * sin(th), am = slope(vx, 1, 50, 0.01);
+  printf("    sphere: measured a = %.10f m/s^2, 5/7 g sin = %.10f, max |v - omega r| %.1e\n", am, a, slip);
+  CHECK(sim.nonconverged == 0);
+  CHECK_NEAR(am, a, 1e-8 * a);
+  CHECK(slip <= 1e-9);
+  cd_simFree(&sim);
+}
+
+CD_TEST(lcpStackOfTenCubesStandsStill) {
+  /* ten cubes resting exactly on each other (gaps 0), 40 contacts, n = 240: the default
+   * picks Lemke. Each step's LCP gives v+ = 0 to its residual. On this nearly degenerate
+   * problem (roundoff-level drift makes tiny but genuine pivots) Lemke sometimes ends on an
+   * inaccurate basis; the step then falls back to bgs (tolerance 1e-8), which may stop at
+   * its 1000-sweep limit with a residual a little above (measured <= 2.2e-8). The bound:
+   * a residual r allows body velocity errors of ~20 r on this stack (G singular; measured at
+   * the solver level in test_lcp.c), over 2 s that is 2 s x 20 x 2.5e-8 = 1e-6 m at most,
+   * and the phi/dt stabilisation pulls penetration back each step; 1e-7 m is asserted
+   * (measured 1.3e-8 m), with every step's residual <= 1e-7. */
+  char scene[4096];
+  int len = snprintf(scene, sizeof scene,
+                     "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 200,"
+                     " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+                     " \"materials\": {\"m\": {\"friction\": 0.5}}, \"bodies\": [");
+  for (int b = 0; b < 10; b++)
+    len += snprintf(scene + len, sizeof scene - (size_t)len,
+                    "%s{\"name\": \"c%d\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1,"
+                    " \"position\": [0, 0, %.17g], \"material\": \"m\"}",
+                    b ? ", " : "", b, 0.1 + 0.2 * b);
+  snprintf(scene + len, sizeof scene - (size_t)len, "]}");
+  cdSim sim;
+  if (cd_simMake(&sim, scene, "lcp", NULL)) return;
+  double x0[30];
+  memcpy(x0, sim.world->x, sizeof x0);
+  double dmax = 0.0, resmax = 0.0;
+  int itmax = 0, ncon = 0;
+  for (long k = 0; k < sim.scene.nstep; k++) {
+    if (cd_simStep(&sim)) break;
+    resmax = fmax(resmax, sim.stats.residual);
+    itmax = sim.stats.iterations > itmax ? sim.stats.iterations : itmax;
+    ncon = sim.world->contacts.ncon;
+    for (int t = 0; t < 30; t++) dmax = fmax(dmax, fabs(sim.world->x[t] - x0[t]));
+  }
+  printf("    %d contacts, solver %s, max iterations a step %d, max residual %.1e, %ld fallbacks, %ld steps not "
+         "converged, max displacement over 2 s %.1e m\n",
+         ncon, sim.backend->solverName(sim.bstate), itmax, resmax, sim.world->warn_fallback, sim.nonconverged, dmax);
+  CHECK_MSG(resmax <= 1e-7, "a step's residual reaches %.3g", resmax);
+  CHECK_MSG(dmax <= 1e-7, "the stack moves by %.3g m", dmax);
+  cd_simFree(&sim);
+}
+
+CD_TEST(lcpPolygonalConeBiasOfASlidingCubeShrinksWithM) {
+  /* the cube sent at 22.5 degrees to the pyramid's edges t1 = x (and at 10 degrees, a
+   * generic angle): at m = 4 the friction impulse sits on the vertex most opposed to the
+   * slip, so the cube veers; the deviation of its stopping direction shrinks with m (it is
+   * 0 by symmetry when the angle is a direction or the bisector of two) */
+  const double angles[2] = {22.5, 10.0};
+  for (int ai = 0; ai < 2; ai++) {
+    double prev = INFINITY;
+    for (int m = 4; m <= 16; m *= 2) {
+      double th = angles[ai] * M_PI / 180.0;
+      char vel[128];
+      snprintf(vel, sizeof vel, "/bodies/0/velocity=[%.17g, %.17g, 0]", 2.0 * cos(th), 2.0 * sin(th));
+      const char *sets[2] = {vel, NULL};
+      cdBackendOptions opt = {.friction_dirs = m};
+      cdSim sim;
+      if (cd_simMakeSet(&sim, kSlidingCube, "lcp", &opt, sets)) return;
+      cd_simRun(&sim, sim.scene.nstep);
+      double dx = sim.world->x[0], dy = sim.world->x[1], dirn = atan2(dy, dx) * 180.0 / M_PI;
+      double dev = fabs(dirn - angles[ai]), yaw = fabs(sim.world->q[3]);
+      printf("    cube at %4.1f deg, m = %2d: stops at %.4f m in direction %.3f deg (deviation %.3f deg), "
+             "yaw quaternion |z| %.1e\n",
+             angles[ai], m, hypot(dx, dy), dirn, dev, yaw);
+      CHECK(sim.nonconverged == 0);
+      CHECK(fabs(sim.world->v[0]) + fabs(sim.world->v[1]) < 1e-12); /* stopped within 1 s */
+      CHECK_MSG(dev < prev || dev < 1e-9, "%.1f deg, m = %d: deviation %.4f, %.4f at m / 2", angles[ai], m, dev, prev);
+      prev = dev;
+      cd_simFree(&sim);
+    }
+  }
+}

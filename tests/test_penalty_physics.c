@@ -1,0 +1,232 @@
+/* test_penalty_physics.c: the penalty backend through the whole pipeline (collide every
+ * substep, seed 002's law at every contact point, semi-implicit Euler): known answers. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "penalty_law.h"
+#include "simtest.h"
+#include "test.h"
+#include "vec3.h"
+
+static double totalEnergy(const cdSim *s) {
+  return cd_worldKineticEnergy(&s->scene, s->world) + cd_worldPotentialEnergy(&s->scene, s->world);
+}
+
+CD_TEST(penaltyPipelineMiniExampleRestsAtWeightOverStiffness) {
+  /* seed 002's mini example (scenes/mini-example.json): rests at 1.1 - m g / k */
+  cdSim s;
+  if (cd_simMakeFile(&s, "mini-example.json", "penalty", NULL, NULL)) return;
+  if (cd_simRun(&s, s.scene.nstep)) {
+    cd_simFree(&s);
+    return;
+  }
+  int ball = cd_simBody(&s, "ball");
+  double z = s.world->x[3 * ball + 2];
+  printf("    mini example: z = %.9f after %ld steps (1.1 - m g / k = %.9f)\n", z, s.scene.nstep, 1.1 - 9.81e-5);
+  CHECK_NEAR(z, 1.1 - 9.81 / 1e5, 1e-6);
+  CHECK_NEAR(s.world->x[3 * ball], 0, 1e-12);
+  CHECK_NEAR(s.world->v[6 * ball + 2], 0, 1e-6);
+  cd_simFree(&s);
+}
+
+/* a 1 kg sphere (r 0.05) dropped 0.5 m onto the ground, stiffness exponent 1.5 and k = 1e10
+ * (a contact of 0.3 ms: gravity changes the velocity by 3e-3 m/s in it, 1% of the
+ * rebound at e = 0.1), no d_c, no friction; dt = 1e-4 because semi-implicit Euler loses
+ * g^2 dt^2 / 2 per step in free flight (at dt = 1e-3 that is 1.5% of e = 0.1's apex);
+ * the restitution from the rebound apex, e = sqrt((z_apex - r) / (z0 - r)) */
+static double pipelineRestitution(int model, double e) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"gravity\": [0, 0, -9.81], \"dt\": 1e-4, \"steps\": 10000,"
+           " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+           " \"materials\": {\"m\": {\"friction\": 0, \"restitution\": %.17g, \"stiffness\": 1e10, \"damping\": 0,"
+           "   \"stiffness_exponent\": 1.5, \"impact_model\": %d}},"
+           " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.05, \"mass\": 1,"
+           "   \"position\": [0, 0, 0.55], \"material\": \"m\"}]}",
+           e, model);
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return NAN;
+  int touched = 0;
+  double apex = -1;
+  for (long k = 0; k < s.scene.nstep; k++) {
+    if (cd_simStep(&s)) break;
+    double z = s.world->x[2], vz = s.world->v[2];
+    if (z < 0.05) touched = 1;
+    if (touched && z > 0.05 && z > apex) apex = z;
+    if (touched && apex > 0 && vz < 0) break; /* past the apex */
+  }
+  cd_simFree(&s);
+  return apex > 0.05 ? sqrt((apex - 0.05) / 0.5) : NAN;
+}
+
+CD_TEST(penaltyDroppedSphereReboundsWithModelRestitution) {
+  const double es[] = {0.1, 0.3, 0.5, 0.7, 0.9};
+  printf("    pipeline drop: e_res | model 2 | Hunt-Crossley\n");
+  for (int i = 0; i < 5; i++) {
+    double e2 = pipelineRestitution(2, es[i]);
+    double e1 = pipelineRestitution(1, es[i]);
+    printf("    %.1f | %.4f | %.4f\n", es[i], e2, e1);
+    CHECK_MSG(fabs(e2 - es[i]) <= 0.03 * es[i], "model 2 e = %g: rebound gives %g", es[i], e2);
+    if (es[i] == 0.9) CHECK_MSG(fabs(e1 - 0.9) <= 0.03 * 0.9, "Hunt-Crossley e = 0.9: %g", e1);
+  }
+}
+
+CD_TEST(penaltyNewtonsCradlePassesMomentumAlong) {
+  /* scenes/newtons-cradle.json: five touching steel balls, the first at 1 m/s, no gravity */
+  cdSim s;
+  if (cd_simMakeFile(&s, "newtons-cradle.json", "penalty", NULL, NULL)) return;
+  int n = s.scene.nbody;
+  double p0 = 0, e0 = cd_worldKineticEnergy(&s.scene, s.world);
+  for (int i = 0; i < n; i++) p0 += s.scene.body[i].mass * s.world->v[6 * i];
+  double worst_p = 0, worst_e = 0;
+  for (long k = 0; k < s.scene.nstep; k++) {
+    if (cd_simStep(&s)) break;
+    double p[3] = {0, 0, 0};
+    for (int i = 0; i < n; i++) cd_v3addScaled(p, p, &s.world->v[6 * i], s.scene.body[i].mass);
+    double dp = fabs(p[0] - p0) + fabs(p[1]) + fabs(p[2]);
+    if (dp > worst_p) worst_p = dp;
+    double e = cd_worldKineticEnergy(&s.scene, s.world);
+    if (e - e0 > worst_e) worst_e = e - e0;
+  }
+  printf("    cradle: v =");
+  for (int i = 0; i < n; i++) printf(" %.4f", s.world->v[6 * i]);
+  printf("  |dp|/p0 = %.2g, max KE gain %.2g J of %.4g\n", worst_p / p0, worst_e, e0);
+  CHECK(worst_p <= 1e-9 * p0);
+  CHECK(worst_e <= 0);
+  CHECK(s.world->v[6 * (n - 1)] > 0.5);
+  for (int i = 0; i < n - 1; i++) CHECK(s.world->v[6 * i] < s.world->v[6 * (n - 1)]);
+  cd_simFree(&s);
+}
+
+CD_TEST(penaltySlidingCubeStopsNearAnalyticDistance) {
+  /* scenes/sliding-cube.json under penalty: v0 = 2, mu 0.5 -> v0^2 / (2 mu g) = 0.4077 m.
+   * Model error: the cube starts at zero gap and carries its full friction only once the
+   * corner springs hold its weight, within the overdamped settling time ~ 2 ms (k 1e6,
+   * d 2e3 on a quarter of 1 kg): at most v0 x 2 ms = 4 mm, 1%; the regularisation's creep
+   * (v_reg^2 / (mu g) ~ 2e-7 m) and the substep (v0 h ~ 1e-4 m) are far smaller. */
+  cdSim s;
+  if (cd_simMakeFile(&s, "sliding-cube.json", "penalty", NULL, NULL)) return;
+  double zmax = 0, zmin = 1;
+  long nsub = 0;
+  for (long k = 0; k < s.scene.nstep; k++) {
+    if (cd_simStep(&s)) break;
+    nsub += s.stats.substeps;
+    if (s.world->x[2] > zmax) zmax = s.world->x[2];
+    if (s.world->x[2] < zmin) zmin = s.world->x[2];
+  }
+  double d = s.world->x[0], expect = 4.0 / (2 * 0.5 * 9.81);
+  printf("    sliding cube: %.5f m (analytic %.5f), v %.2g m/s, z in [%.6f, %.6f], %ld substeps\n", d, expect,
+         s.world->v[0], zmin, zmax, nsub);
+  CHECK_NEAR(d, expect, 0.01 * expect);
+  CHECK_NEAR(s.world->v[0], 0, 1e-3);
+  cd_simFree(&s);
+}
+
+CD_TEST(penaltySpinningSphereEndsRollingAtTwoSevenths) {
+  /* r 0.1, omega0 = 20 rad/s about y set on the ground: ends rolling at 2/7 r omega0 */
+  const char *text =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.001, \"steps\": 300,"
+      " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+      " \"materials\": {\"m\": {\"friction\": 0.5, \"stiffness\": 1e6, \"damping\": 2e3}},"
+      " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+      "   \"position\": [0, 0, 0.1], \"angular_velocity\": [0, 20, 0], \"material\": \"m\"}]}";
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return;
+  cd_simRun(&s, s.scene.nstep);
+  double v = s.world->v[0], w = s.world->v[4], expect = 2.0 / 7.0 * 0.1 * 20;
+  printf("    rolling: v = %.6f (2/7 r w0 = %.6f), slip v - w r = %.2g\n", v, expect, v - w * 0.1);
+  CHECK_NEAR(v, expect, 1e-3 * expect);
+  CHECK_NEAR(v - w * 0.1, 0, 1e-3);
+  cd_simFree(&s);
+}
+
+CD_TEST(penaltySphereRestsInsideHollowSphere) {
+  /* a 1 kg ball (r 0.1) dropped inside a fixed hollow sphere (R 1) at the origin rests at
+   * the bottom with overlap m g / k: z = -(R - r) - m g / k. (Started off the axis it
+   * would roll to and fro for ever: rolling has no resistance in seed 002.) It never
+   * leaves the shell: |x| <= R - r + the largest overlap of the impact. */
+  const char *text =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.002, \"steps\": 1000,"
+      " \"materials\": {\"m\": {\"friction\": 0.3, \"stiffness\": 1e5, \"damping\": 1e3}},"
+      " \"bodies\": [{\"name\": \"shell\", \"shape\": \"sphere\", \"radius\": 1, \"hollow\": true, \"fixed\": true,"
+      "   \"position\": [0, 0, 0], \"material\": \"m\"},"
+      "  {\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+      "   \"position\": [0, 0, -0.85], \"material\": \"m\"}]}";
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return;
+  double rmax = 0;
+  for (long k = 0; k < s.scene.nstep; k++) {
+    if (cd_simStep(&s)) break;
+    double r = cd_v3norm(&s.world->x[3]);
+    if (r > rmax) rmax = r;
+  }
+  const double *x = &s.world->x[3];
+  CHECK(rmax < 0.9 + 0.01);
+  printf("    hollow: ball at (%.3g, %.3g, %.9f), expected z %.9f\n", x[0], x[1], x[2], -0.9 - 9.81e-5);
+  CHECK_NEAR(x[2], -0.9 - 9.81 / 1e5, 1e-6);
+  CHECK_NEAR(x[0], 0, 1e-12);
+  cd_simFree(&s);
+}
+
+CD_TEST(penaltyEnergyNeverGrowsWithoutAdhesion) {
+  /* a tilted spinning cube and two spheres dropped onto the ground and each other, with
+   * friction: kinetic + potential energy never exceeds its start (the contact springs only
+   * store what they took) */
+  const char *text =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.002, \"steps\": 500,"
+      " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+      " \"materials\": {\"m\": {\"friction\": 0.4, \"stiffness\": 1e6, \"damping\": 500}},"
+      " \"bodies\": [{\"name\": \"cube\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1,"
+      "   \"position\": [0, 0, 0.4], \"orientation\": [0.9238795, 0.3826834, 0, 0],"
+      "   \"velocity\": [0.5, 0, 0], \"angular_velocity\": [0, 3, 1], \"material\": \"m\"},"
+      "  {\"name\": \"a\", \"shape\": \"sphere\", \"radius\": 0.05, \"mass\": 0.3,"
+      "   \"position\": [0.01, 0.02, 0.7], \"velocity\": [0, 0, -1], \"material\": \"m\"},"
+      "  {\"name\": \"b\", \"shape\": \"sphere\", \"radius\": 0.08, \"mass\": 0.5,"
+      "   \"position\": [0.4, 0, 0.3], \"velocity\": [-1, 0, 0], \"angular_velocity\": [5, 0, 0], \"material\": \"m\"}]}";
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return;
+  double e0 = totalEnergy(&s), worst = -INFINITY;
+  int ncontact = 0;
+  for (long k = 0; k < s.scene.nstep; k++) {
+    if (cd_simStep(&s)) break;
+    double e = totalEnergy(&s);
+    if (e - e0 > worst) worst = e - e0;
+    if (s.world->contacts.ncon > ncontact) ncontact = s.world->contacts.ncon;
+  }
+  double e1 = totalEnergy(&s);
+  printf("    energy: start %.6f J, end %.6f J, largest rise %.3g J, up to %d contacts\n", e0, e1, worst, ncontact);
+  CHECK(worst <= 0);
+  CHECK(e1 < e0);
+  CHECK(ncontact >= 3);
+  cd_simFree(&s);
+}
+
+/* a 1 kg ball pressed into the ground by 3e-5 m, with gravity turned upwards (9.81 N pulling
+ * it off) and pull-off force f_adh (linear model, k 1e5, d 1e3: overdamped, no overshoot):
+ * it stays when f_adh > m g and leaves when f_adh < m g; returns the final gap */
+static double pipelineAdhesionGap(double fadh) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"gravity\": [0, 0, 9.81], \"dt\": 0.002, \"steps\": 250,"
+           " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+           " \"materials\": {\"m\": {\"friction\": 0.3, \"stiffness\": 1e5, \"damping\": 1e3,"
+           "   \"pull_off_force\": %.17g}},"
+           " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+           "   \"position\": [0, 0, 0.09997], \"material\": \"m\"}]}",
+           fadh);
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return NAN;
+  cd_simRun(&s, s.scene.nstep);
+  double gap = s.world->x[2] - 0.1;
+  cd_simFree(&s);
+  return gap;
+}
+
+CD_TEST(penaltyAdhesionHoldsWhatItShould) {
+  /* held: -f_adh + k delta + m g = 0 at delta = (f_adh - m g) / k */
+  double held = pipelineAdhesionGap(12);
+  CHECK_NEAR(held, -(12 - 9.81) / 1e5, 1e-7);
+  double gone = pipelineAdhesionGap(8);
+  CHECK_MSG(gone > 0.1, "f_adh < m g should let go (gap %g)", gone);
+}
