@@ -2,12 +2,14 @@
  * (definitions and the scaling of the residual in cone.h).
  *
  * Projection onto K_mu of x = (n, t), s = ||t|| (NUMERICS.md "Cones"):
- *   s <= mu n        : x is inside, Proj = x;
+ *   n >= 0, s <= mu n: x is inside, Proj = x;
  *   mu s <= -n       : x is in the polar cone -K*_mu, Proj = 0;
  *   otherwise        : onto the boundary ray through t, n' = (n + mu s) / (1 + mu^2),
  *                      t' = mu n' t / s.
  * mu = 0 falls out of the same cases (the ray: n' = max(n, 0), t' = 0); s = 0 lands in one of
- * the first two cases, so the division by s never happens with s = 0.
+ * the first two cases, so the division by s never happens with s = 0. The test n >= 0 is not
+ * implied by s <= mu n when mu = 0 and s = 0: without it (n < 0, t = 0) would count as inside
+ * and a frictionless contact could pull.
  */
 #include <math.h>
 
@@ -15,7 +17,7 @@
 
 void cd_coneProject(double mu, const double x[3], double y[3]) {
   double n = x[0], s = sqrt(x[1] * x[1] + x[2] * x[2]);
-  if (s <= mu * n) {
+  if (n >= 0.0 && s <= mu * n) {
     y[0] = x[0];
     y[1] = x[1];
     y[2] = x[2];

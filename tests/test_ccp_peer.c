@@ -95,6 +95,7 @@ CD_TEST(ccpSolversPassThePeerFrictionContactCollections) {
   const char *names[PS_N] = {"apgd", "pgs", "primal"};
   int passed[PS_N] = {0}, tried = 0;
   long itsum[PS_N] = {0};
+  int polished = 0, maxIt[PS_N] = {0};
   double secs[PS_N] = {0};
   for (int f = 0; f < nf; f++) {
     char path[1400], err[512];
@@ -123,6 +124,8 @@ CD_TEST(ccpSolversPassThePeerFrictionContactCollections) {
       CHECK_MSG(ok || listed(misses, files[f].name), "%s: %s residual %.3g after %d iterations (target %.0e)",
                 files[f].name, names[s], st.residual, st.iterations, tol[s]);
       itsum[s] += st.iterations;
+      if (st.iterations > maxIt[s]) maxIt[s] = st.iterations;
+      polished += s == PS_PRIMAL && st.fallbacks;
       printf("  %s %s%5d %.1e", names[s], ok ? "ok" : "NO", st.iterations, st.residual);
     }
     printf("\n");
@@ -131,6 +134,7 @@ CD_TEST(ccpSolversPassThePeerFrictionContactCollections) {
   cholmod_finish(&cc);
   CHECK_MSG(tried >= 65, "only %d peer problems could be read", tried);
   for (int s = 0; s < PS_N; s++)
-    printf("    %s: %d of %d peer problems to %.0e (%ld iterations in all, %.2f s)\n", names[s], passed[s], tried, tol[s],
-           itsum[s], secs[s]);
+    printf("    %s: %d of %d peer problems to %.0e (%ld iterations in all, at most %d, %.2f s)\n", names[s], passed[s],
+           tried, tol[s], itsum[s], maxIt[s], secs[s]);
+  printf("    primal: the Gauss-Seidel polish was needed on %d of %d\n", polished, tried);
 }

@@ -42,6 +42,12 @@ CD_TEST(coneProjectionOnBoundaryMatchesClosedForm) {
 
 CD_TEST(coneProjectionWithZeroFrictionIsTheRay) {
   double a[3] = {0.7, 0.3, -2.0}, b[3] = {-0.7, 0.3, 0.0}, c[3] = {0.0, 0.0, 0.0}, y[3];
+  /* a pull with no tangential part: s = 0 <= mu n = 0 must not count as inside */
+  double pull[3] = {-0.7, 0.0, 0.0};
+  cd_coneProject(0.0, pull, y);
+  CHECK(y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0);
+  cd_coneProjectDual(0.0, pull, y); /* and the dual projection of a pull is 0 on the half-space's edge */
+  CHECK(y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0);
   cd_coneProject(0.0, a, y);
   CHECK(y[0] == 0.7 && y[1] == 0.0 && y[2] == 0.0);
   cd_coneProject(0.0, b, y);
