@@ -44,7 +44,9 @@ static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
   }
 }
 
-/* the relative velocity of b w.r.t. a at each contact point, after the step */
+/* the relative velocity of b w.r.t. a at each contact point with the new velocities and the
+ * start-of-step lever arms: the contact velocity the model itself computed (J v+), so it must
+ * run before the positions move */
 static void postVelocities(cdWorld *w) {
   for (int i = 0; i < w->contacts.ncon; i++) {
     cdContact *c = &w->contacts.con[i];
@@ -89,6 +91,7 @@ static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, vo
   if (!st) st = cd_problemApply(w, &pw);
   cd_problemWorkFree(w, &pw);
   if (st) return st;
+  postVelocities(w);
   integratePositions(scene, w, dt);
   return CD_OK;
 }
@@ -107,6 +110,7 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
     memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
     if ((st = be->forces(bs, scene, w, h, stats))) return st;
     integrateForces(scene, w, h);
+    postVelocities(w);
     integratePositions(scene, w, h);
   }
   stats->substeps = n;
@@ -120,7 +124,6 @@ int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, voi
   int st = backend->kind == CD_BACKEND_IMPULSE ? stepImpulse(scene, w, backend, bstate, dt, stats)
                                                : stepForce(scene, w, backend, bstate, dt, stats);
   if (st) return st;
-  postVelocities(w);
   w->step++;
   w->time = (double)w->step * dt;
   if (!stats->converged) w->warn_nonconverged++;

@@ -632,20 +632,11 @@ CD_TEST(ccpSolversAgreeThroughThePipeline) {
   for (int j = 0; j < 3; j++) cd_simFree(&s[j]);
 }
 
-/* KNOWN BUG, outside this area (src/step.c postVelocities), left out of the run: cdContact
- * post_vn / post_vt are documented as the relative velocity at the contact after the step, and
- * for the impulse models that is the model's c = J(q_t) v+ (what the CCP and LCP conditions are
- * about; it is what the output's /contacts/normal_velocity is read as). postVelocities runs after
- * integratePositions and takes the arm point - x with the centre x of the END of the step while
- * the point is the one of its start, so it adds omega x (x - x+) = -dt omega x v+. On the rolling
- * sphere that is a normal velocity of r omega_y dt v / r ~ 0.3 m/s after 0.5 s although the
- * sphere does not leave the incline (c_N ~ 1e-6). Fix (in step.c): evaluate the arms with the
- * start-of-step centres (or compute post velocities before integrating positions). Set
- * CDSIM_RUN_KNOWN_BUGS=1 to run this check. */
+/* post_vn / post_vt (and /contacts/normal_velocity in the output) are the model's contact
+ * velocities: evaluated with the start-of-step lever arms the Jacobian used. A rolling sphere
+ * never leaves the incline: its post-step normal velocity stays at the solver's accuracy
+ * (with end-of-step arms it would read r omega dt v / r, ~0.3 m/s after 0.5 s). */
 CD_TEST(postStepContactVelocityIsTheModelsOnARollingSphere) {
-  if (!getenv("CDSIM_RUN_KNOWN_BUGS"))
-    CD_SKIP("known bug in src/step.c postVelocities (end-of-step arms), reported to the lead; "
-            "CDSIM_RUN_KNOWN_BUGS=1 runs it");
   cdSim s;
   if (cd_simMakeFile(&s, "incline-sphere.json", "ccp", NULL, NULL)) return;
   double xOld[3];
