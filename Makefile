@@ -14,7 +14,7 @@ CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null)
 
 WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes \
-        -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror=implicit-function-declaration
+        -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror
 CPPFLAGS_ALL := -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) \
                 -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
 LIBS := -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
