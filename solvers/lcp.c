@@ -18,7 +18,11 @@
  *
  * Solvers: "lemke" (lcp_lemke.c) on the dense A, exact up to roundoff (checked to
  * 1e-10 max(1, ||b||_inf) by default); "bgs" (lcp_bgs.c, alias "pgs") block Gauss-Seidel
- * over contacts to ||min(z, A z + b)||_inf <= 1e-8 by default; the default picks Lemke for
+ * over contacts, each contact's block solved exactly (closed-form active sets, Lemke when
+ * degenerate), stalled clusters of contacts solved exactly by Lemke, contacts swept
+ * bottom-up against gravity, to ||min(z, A z + b)||_inf <= tol max(1, ||b||_inf) with
+ * --tolerance tol, 1e-8 by default (the same relative test as Lemke's check; b is in m/s
+ * here, so below 1 m/s it is the absolute 1e-8); the default picks Lemke for
  * n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX and bgs above. When Lemke does not solve
  * (ray termination, pivot limit, an inaccurate basis, or n > CD_LCP_LEMKE_MAX), the step
  * falls back to bgs from the warm start; stats->fallbacks counts it, so it is never silent.
@@ -27,13 +31,14 @@
  * lambda_T split over the two directions adjacent to its angle.
  * Outputs: p->lambda = (lambda_n, D alpha) per contact, each contact's beta, and the
  * contact set's alpha rows (m a contact). stats: iterations = Lemke pivots plus bgs sweeps
- * of the step, residual = ||min(z, A z + b)||_inf of the answer, converged = the stopping
- * rule of the solver that produced it was met.
+ * of the step, residual = ||min(z, A z + b)||_inf of the answer (absolute), converged =
+ * the stopping rule of the solver that produced it was met.
  */
 #include "lcp.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -188,6 +193,11 @@ double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const d
 
 typedef enum { LCP_AUTO = 0, LCP_LEMKE, LCP_BGS } cdLcpMode;
 
+typedef struct {
+  double h; /* height of the contact point along up, m */
+  int i;    /* contact */
+} cdLcpRank;
+
 typedef struct cdLcpState {
   int m;           /* friction directions */
   double *D;       /* (2 x m) */
@@ -195,11 +205,15 @@ typedef struct cdLcpState {
   double tol;      /* user tolerance, 0: each solver's default */
   int max_sweeps;  /* bgs, 0: default */
   int used_lemke, used_bgs;
+  double up[3];    /* unit, world: against gravity (z without gravity); heights for the bgs order */
   /* scratch, grown on demand and kept between steps */
   size_t zcap, wcap, acap, lcap; /* bytes */
   double *z;       /* (2 n) the solution, then the warm start */
   double *work;    /* (6 ncon) */
   double *A;       /* (n x n + n) the dense A, then b */
+  size_t ocap;     /* contacts rank and order hold */
+  cdLcpRank *rank; /* (ocap) contact heights, sorted into the bgs order */
+  int *order;      /* (ocap) */
   void *lemke;     /* cd_lemkeWorkSize(n) bytes */
 } cdLcpState;
 
@@ -207,11 +221,11 @@ static void lcpFree(void *state) {
   cdLcpState *s = state;
   if (!s) return;
   cd_free(s->D), cd_free(s->z), cd_free(s->work), cd_free(s->A), cd_free(s->lemke);
+  cd_free(s->rank), cd_free(s->order);
   cd_free(s);
 }
 
 static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **state, char *err, size_t errlen) {
-  (void)scene;
   *state = NULL;
   int m = opt && opt->friction_dirs ? opt->friction_dirs : 4;
   if (m < 4 || m % 2) {
@@ -248,6 +262,10 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   s->mode = mode;
   s->tol = opt ? opt->tolerance : 0.0;
   s->max_sweeps = opt ? opt->max_iterations : 0;
+  double gn = scene ? sqrt(scene->gravity[0] * scene->gravity[0] + scene->gravity[1] * scene->gravity[1] +
+                           scene->gravity[2] * scene->gravity[2])
+                    : 0.0;
+  for (int t = 0; t < 3; t++) s->up[t] = gn > 0.0 ? -scene->gravity[t] / gn : t == 2;
   *state = s;
   return CD_OK;
 }
@@ -297,6 +315,38 @@ static void warmStart(const cdLcpState *s, const cdContactProblem *p, const cdCo
   }
 }
 
+static int rankCompare(const void *x, const void *y) {
+  const cdLcpRank *a = x, *b = y;
+  if (a->h != b->h) return a->h < b->h ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i); /* ties by index: deterministic */
+}
+
+/* the bgs order: the contacts bottom-up along s->up, so that a forward sweep carries the
+ * support up from the ground and the backward one the weight back down (O(ncon log ncon));
+ * NULL (the key order) without a contact set. 0 ok, -1 no memory */
+static int bgsOrder(cdLcpState *s, const cdContactSet *contacts, int nc, const int **order) {
+  *order = NULL;
+  if (!contacts) return 0;
+  if ((size_t)nc > s->ocap) {
+    cdLcpRank *r = cd_realloc(s->rank, (size_t)nc * sizeof *r);
+    if (!r) return -1;
+    s->rank = r;
+    int *o = cd_realloc(s->order, (size_t)nc * sizeof *o);
+    if (!o) return -1;
+    s->order = o;
+    s->ocap = (size_t)nc;
+  }
+  for (int i = 0; i < nc; i++) {
+    const double *x = contacts->con[i].point;
+    s->rank[i].h = x[0] * s->up[0] + x[1] * s->up[1] + x[2] * s->up[2];
+    s->rank[i].i = i;
+  }
+  qsort(s->rank, (size_t)nc, sizeof *s->rank, rankCompare);
+  for (int i = 0; i < nc; i++) s->order[i] = s->rank[i].i;
+  *order = s->order;
+  return 0;
+}
+
 static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   cdLcpState *s = state;
   int nc = p->ncon, m = s->m;
@@ -336,6 +386,7 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   if (!done) {
     memcpy(z, zw, n * sizeof *z);
     cdBgsOptions bo = {.tolerance = s->tol, .max_sweeps = s->max_sweeps};
+    if (bgsOrder(s, contacts, nc, &bo.order)) return CD_ERR_NOMEM;
     cdBgsStats bs;
     if (cd_bgsSolve(p, m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
     s->used_bgs = 1;

@@ -5,23 +5,39 @@
  * impulse lambda_n (N s), the m friction-direction impulses alpha_k (N s) and the
  * friction-bound multiplier beta (m/s, the sliding speed).
  *
- * Algorithm: sweep the contacts in order. For contact i, fix the other contacts' z_j; its
- * (m + 2) variables then solve the small LCP
+ * Algorithm: sweep the contacts in the caller's order (lcp.c: bottom-up), odd sweeps
+ * backwards (symmetric Gauss-Seidel).
+ * For contact i, fix the other contacts' z_j; its (m + 2) variables then solve the small LCP
  *     0 <= z_i  perp  A_ii z_i + q_i >= 0,    q_i = b_i + sum_{j != i} A_ij z_j,
- *     A_ii = [[G_nn, G_nt D, 0], [D^T G_tn, D^T G_tt D, e], [mu, -e^T, 0]],
- * which is solved exactly by Lemke's method (lcp_lemke.c; the block matrix is
- * copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997). An exact block
- * solve is needed: the beta row and column of A_ii have a zero diagonal, so a projected
- * Gauss-Seidel step on single variables is undefined there. The coupling stays implicit:
- * since E and M_mu are block diagonal, A_ij z_j (j != i) only involves G_ij and
+ *     A_ii = [[G_nn, G_nt D, 0], [D^T G_tn, D^T G_tt D, e], [mu, -e^T, 0]].
+ * An exact block solve is needed: the beta row and column of A_ii have a zero diagonal, so
+ * a projected Gauss-Seidel step on single variables is undefined there. The coupling stays
+ * implicit: since E and M_mu are block diagonal, A_ij z_j (j != i) only involves G_ij and
  * lambda_j = (lambda_n, D alpha)_j, so
  *     q_i = [c_n; D^T c_T; 0],   c = g_i + sum_{j != i} G_ij lambda_j,
- * one block row of G: a sweep costs O(nnz(G) + ncon (m + 2)^2 pivots) = O(contacts).
- * Stopping rule: ||min(z, A z + b)||_inf <= tolerance (cd_lcpResidual, blockwise) after a
- * sweep, or the sweep limit; the iterate of smallest residual is returned (the method is
- * not monotone for the non-symmetric A).
- * References: NUMERICS.md (block Gauss-Seidel for the Anitescu-Hart LCP); Cottle, Pang &
- * Stone, The Linear Complementarity Problem, ch. 5 (splitting methods).
+ * one block row of G: a sweep costs O(nnz(G) + ncon m) = O(contacts).
+ * Block solve (cd_bgsBlockSolve): with W = G_ii and u = W lambda + c, every solution is one
+ * of the active sets of the contact, each a closed form: separated (lambda = 0, u = c,
+ * c_n >= 0), sticking (u = 0: lambda = -W^-1 c, lambda_T inside the polygon mu lambda_n,
+ * beta = 0), sliding along one direction d_k (lambda = lambda_n (1, mu d_k), u_n = 0,
+ * beta = -d_k . u_T the largest of -D^T u_T) or along two adjacent ones (u_T opposite their
+ * bisector: a 2x2 solve). The candidates are tried in that order (the direction the contact
+ * slid along last first) and the first whose block residual is at roundoff level is taken;
+ * when none is (a singular W, ties between active sets), Lemke's method (lcp_lemke.c; A_ii
+ * is copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997) solves the
+ * block on a preallocated workspace. No allocation per block.
+ * Clusters: where the sweeps stall (the residual has not fallen tenfold in STALL_SWEEPS
+ * sweeps; rigid clusters such as a ring of spheres or a stack of cubes make near-null
+ * modes of G that Gauss-Seidel damps by a percent in tens of sweeps), the contacts around
+ * the worst ones are taken as one larger block and solved exactly by Lemke (see the
+ * cluster section below). Still block Gauss-Seidel: the fixed points are the LCP's.
+ * Stopping rule: ||min(z, A z + b)||_inf <= tolerance max(1, ||b||_inf), the relative test
+ * Lemke's check uses (cd_lcpResidual, blockwise), evaluated every CHECK_EVERY sweeps, or the
+ * sweep limit; the iterate of smallest residual is returned (the method is not monotone
+ * for the non-symmetric A), and converged says honestly whether it met the rule.
+ * References: NUMERICS.md (block Gauss-Seidel for the Anitescu-Hart LCP: "enumerate stick /
+ * slide along each edge"); Cottle, Pang & Stone, The Linear Complementarity Problem,
+ * ch. 5 (splitting methods).
  */
 #include "lcp_bgs.h"
 
@@ -33,70 +49,377 @@
 #include "lcp.h"
 #include "lcp_lemke.h"
 
+/* ---- the block LCP of one contact ---- */
+
+/* a closed-form candidate with at most this block residual (relative to max(1, ||q||)) is
+ * taken at once: it is a solution up to roundoff. Anything between this and the block
+ * tolerance is kept as the best candidate while the other active sets are tried. */
+#define BLOCK_ACCEPT 1e-13
+#define BLOCK_TOL 1e-10
+
+size_t cd_bgsBlockWorkSize(int m) {
+  size_t k = (size_t)(m + 2);
+  return (k * k + 4 * k) * sizeof(double) + cd_lemkeWorkSize(m + 2);
+}
+
+/* ||min(z, w)||_inf of the block's z = (ln, alpha (m), beta) with u = W lambda + c */
+static double blockResidual(const double *W, double mu, int m, const double *D, const double *c, const double *z) {
+  double ln = z[0], t1 = 0.0, t2 = 0.0, sum = 0.0, beta = z[m + 1];
+  for (int l = 0; l < m; l++) {
+    double a = z[1 + l];
+    t1 += D[2 * l] * a;
+    t2 += D[2 * l + 1] * a;
+    sum += a;
+  }
+  double un = W[0] * ln + W[1] * t1 + W[2] * t2 + c[0];
+  double u1 = W[3] * ln + W[4] * t1 + W[5] * t2 + c[1];
+  double u2 = W[6] * ln + W[7] * t1 + W[8] * t2 + c[2];
+  double res = fabs(fmin(ln, un));
+  for (int l = 0; l < m; l++) {
+    double v = fabs(fmin(z[1 + l], D[2 * l] * u1 + D[2 * l + 1] * u2 + beta));
+    if (!(v <= res)) res = v;
+  }
+  double v = fabs(fmin(beta, mu * ln - sum));
+  return v <= res ? res : v;
+}
+
+/* the smallest beta >= 0 with D^T u_T + e beta >= 0: the speed along the most opposed d_k */
+static double slipSpeed(int m, const double *D, double u1, double u2) {
+  double beta = 0.0;
+  for (int l = 0; l < m; l++) beta = fmax(beta, -(D[2 * l] * u1 + D[2 * l + 1] * u2));
+  return beta;
+}
+
+static double cross2(const double *a, const double *b) { return a[0] * b[1] - a[1] * b[0]; }
+
+/* alpha (m) >= 0 with D alpha = t and the least e^T alpha: t split over the two directions
+ * of the polygon sector that holds it (the nearest direction and its neighbour on t's side) */
+static void alphaOfTangent(int m, const double *D, const double *t, double *alpha) {
+  for (int l = 0; l < m; l++) alpha[l] = 0.0;
+  if (t[0] == 0.0 && t[1] == 0.0) return;
+  int k = 0;
+  double dmax = -INFINITY;
+  for (int l = 0; l < m; l++) {
+    double d = D[2 * l] * t[0] + D[2 * l + 1] * t[1];
+    if (d > dmax) dmax = d, k = l;
+  }
+  int l = cross2(&D[2 * k], t) >= 0.0 ? (k + 1) % m : (k + m - 1) % m;
+  const double *dk = &D[2 * k], *dl = &D[2 * l];
+  double det = cross2(dk, dl);
+  alpha[k] = fmax(0.0, cross2(t, dl) / det);
+  alpha[l] = fmax(0.0, cross2(dk, t) / det);
+}
+
+int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double *z, void *work) {
+  int k = m + 2;
+  double *cand = work, *best = cand + k, *B = best + k, *q = B + (size_t)k * (size_t)k, *zl = q + k;
+  void *lw = zl + k;
+  double qinf = fabs(c[0]);
+  for (int l = 0; l < m; l++) qinf = fmax(qinf, fabs(D[2 * l] * c[1] + D[2 * l + 1] * c[2]));
+  double accept = BLOCK_ACCEPT * fmax(1.0, qinf), check = BLOCK_TOL * fmax(1.0, qinf), bestres = INFINITY;
+  /* the direction the contact slid along last, tried first */
+  int k0 = 0;
+  for (int l = 1; l < m; l++)
+    if (z[1 + l] > z[1 + k0]) k0 = l;
+
+#define BLOCK_TRY()                                                   \
+  do {                                                                \
+    double r_ = blockResidual(W, mu, m, D, c, cand);                  \
+    if (r_ <= accept) {                                               \
+      memcpy(z, cand, (size_t)k * sizeof *z);                         \
+      return CD_BGS_BLOCK_DIRECT;                                     \
+    }                                                                 \
+    if (r_ < bestres) bestres = r_, memcpy(best, cand, (size_t)k * sizeof *best); \
+  } while (0)
+
+  /* separated: no impulse, u = c */
+  memset(cand, 0, (size_t)k * sizeof *cand);
+  cand[m + 1] = slipSpeed(m, D, c[1], c[2]);
+  BLOCK_TRY();
+
+  /* sticking: u = 0, lambda = -W^-1 c inside the polygon, beta = 0 */
+  {
+    double i00 = W[4] * W[8] - W[5] * W[7], i01 = W[2] * W[7] - W[1] * W[8], i02 = W[1] * W[5] - W[2] * W[4];
+    double i10 = W[5] * W[6] - W[3] * W[8], i11 = W[0] * W[8] - W[2] * W[6], i12 = W[2] * W[3] - W[0] * W[5];
+    double i20 = W[3] * W[7] - W[4] * W[6], i21 = W[1] * W[6] - W[0] * W[7], i22 = W[0] * W[4] - W[1] * W[3];
+    double det = W[0] * i00 + W[1] * i10 + W[2] * i20, wmax = 0.0;
+    for (int t = 0; t < 9; t++) wmax = fmax(wmax, fabs(W[t]));
+    if (fabs(det) > 1e-12 * wmax * wmax * wmax) {
+      double ln = -(i00 * c[0] + i01 * c[1] + i02 * c[2]) / det;
+      double lt[2] = {-(i10 * c[0] + i11 * c[1] + i12 * c[2]) / det, -(i20 * c[0] + i21 * c[1] + i22 * c[2]) / det};
+      if (ln > 0.0) {
+        cand[0] = ln;
+        alphaOfTangent(m, D, lt, &cand[1]);
+        cand[m + 1] = 0.0;
+        BLOCK_TRY();
+      }
+    }
+  }
+
+  /* sliding: u_n = 0 and e^T alpha = mu lambda_n on the direction(s) most opposed to u_T */
+  for (int j = 0; j < m; j++) {
+    int a = (k0 + j) % m, b = (a + 1) % m;
+    const double *da = &D[2 * a], *db = &D[2 * b];
+    /* along d_a alone: lambda = ln (1, mu d_a) */
+    double den = W[0] + mu * (W[1] * da[0] + W[2] * da[1]);
+    if (den > 0.0 && c[0] < 0.0) {
+      double ln = -c[0] / den;
+      double u1 = W[3] * ln + mu * ln * (W[4] * da[0] + W[5] * da[1]) + c[1];
+      double u2 = W[6] * ln + mu * ln * (W[7] * da[0] + W[8] * da[1]) + c[2];
+      memset(cand, 0, (size_t)k * sizeof *cand);
+      cand[0] = ln;
+      cand[1 + a] = mu * ln;
+      cand[m + 1] = fmax(0.0, -(da[0] * u1 + da[1] * u2));
+      BLOCK_TRY();
+    }
+    /* along d_a and d_b (u_T opposite their bisector): u = x_a v_a + x_b v_b + c with
+     * v = W (1 / mu, d); u_n = 0 and (d_a - d_b) . u_T = 0 fix x_a, x_b */
+    if (mu > 0.0) {
+      double va[3], vb[3], s[2] = {da[0] - db[0], da[1] - db[1]};
+      for (int r = 0; r < 3; r++) {
+        va[r] = W[3 * r] / mu + W[3 * r + 1] * da[0] + W[3 * r + 2] * da[1];
+        vb[r] = W[3 * r] / mu + W[3 * r + 1] * db[0] + W[3 * r + 2] * db[1];
+      }
+      double m00 = va[0], m01 = vb[0], m10 = s[0] * va[1] + s[1] * va[2], m11 = s[0] * vb[1] + s[1] * vb[2];
+      double r0 = -c[0], r1 = -(s[0] * c[1] + s[1] * c[2]);
+      double det = m00 * m11 - m01 * m10, scale = fmax(fabs(m00), fabs(m01)) * fmax(fabs(m10), fabs(m11));
+      if (fabs(det) > 1e-12 * scale) {
+        double xa = (r0 * m11 - m01 * r1) / det, xb = (m00 * r1 - m10 * r0) / det;
+        if (xa > 0.0 && xb > 0.0) {
+          double u1 = xa * va[1] + xb * vb[1] + c[1], u2 = xa * va[2] + xb * vb[2] + c[2];
+          memset(cand, 0, (size_t)k * sizeof *cand);
+          cand[0] = (xa + xb) / mu;
+          cand[1 + a] = xa;
+          cand[1 + b] = xb;
+          cand[m + 1] = fmax(0.0, -(da[0] * u1 + da[1] * u2));
+          BLOCK_TRY();
+        }
+      }
+    }
+  }
+#undef BLOCK_TRY
+
+  /* degenerate (a singular W, ties between active sets at roundoff): Lemke on the block */
+  int rc = CD_BGS_BLOCK_DIRECT;
+  if (!(bestres <= check)) {
+    memset(B, 0, (size_t)k * (size_t)k * sizeof *B);
+    cd_lcpCouplingBlock(W, m, D, B, k);
+    for (int l = 0; l < m; l++) {
+      B[(1 + l) + (size_t)(m + 1) * (size_t)k] = 1.0;  /* E */
+      B[(m + 1) + (size_t)(1 + l) * (size_t)k] = -1.0; /* -E^T */
+    }
+    B[m + 1] = mu; /* M_mu: row m + 1, column 0 */
+    q[0] = c[0];
+    for (int l = 0; l < m; l++) q[1 + l] = D[2 * l] * c[1] + D[2 * l + 1] * c[2];
+    q[m + 1] = 0.0;
+    cdLemkeOptions lo = {.work = lw};
+    int st = cd_lemkeSolve(k, B, q, zl, &lo, NULL);
+    if (st == CD_LEMKE_SOLVED || st == CD_LEMKE_INACCURATE) {
+      double r = blockResidual(W, mu, m, D, c, zl);
+      if (r < bestres) {
+        bestres = r;
+        memcpy(best, zl, (size_t)k * sizeof *best);
+        rc = CD_BGS_BLOCK_LEMKE;
+      }
+    }
+  }
+  if (!(bestres <= check)) rc = CD_BGS_BLOCK_FAILED;
+  if (bestres < INFINITY) memcpy(z, best, (size_t)k * sizeof *z);
+  return rc;
+}
+
+/* ---- the sweeps ---- */
+
+/* ---- clusters: a larger block where the sweeps stall ---- */
+
+/* Block Gauss-Seidel converges slowly on rigid clusters of contacts (a ring of spheres, a
+ * wedge): G has near-null modes there and the residual falls by a percent in tens of
+ * sweeps. When the residual stalls, the contacts around the worst one (breadth first
+ * through the blocks of G, i.e. through shared bodies, at most CLUSTER_MAX of them; the
+ * whole problem when it has at most CLUSTER_WHOLE contacts, as a stack of cubes needs) are
+ * taken as one block: with the other contacts fixed, their LCP (the same Anitescu-Hart
+ * LCP, with g replaced by c = g_C + G_CF lambda_F) is solved exactly by Lemke on its dense
+ * matrix. It is still a block Gauss-Seidel step, so the fixed points are unchanged; the
+ * dense size limits keep it at O(CLUSTER_WHOLE^2 (m + 2)^2) memory. */
+#define CLUSTER_MAX 16      /* contacts in a cluster: a dense A of (16 (m + 2))^2 doubles */
+#define CLUSTER_WHOLE 64    /* a problem of at most this many contacts is one cluster (a dense A
+                               of (64 (m + 2))^2 doubles, 1.2 MB at m = 4) */
+#define STALL_SWEEPS 20     /* sweeps between stall tests */
+#define STALL_FACTOR 0.1    /* a stall: the residual above this fraction of the last test's */
+#define CLUSTERS_A_STALL 4  /* clusters solved a stall, around the worst contacts left */
+
+typedef struct {
+  int *loc;     /* (ncon) local index of a contact in the cluster, -1 outside */
+  int *member;  /* (ncon) the cluster's contacts (queue of the search) */
+  double *w;    /* (n) A z + b of the whole LCP */
+  double *cres; /* (ncon) each contact's residual */
+} cdBgsCluster;
+
+/* solves the cluster around contact seed; 0 ok (z, lam updated, or Lemke failed and
+ * nothing changed), CD_ERR_NOMEM */
+static int clusterSolve(const cdContactProblem *p, int m, const double *D, double *z, double *lam, cdBgsCluster *cw,
+                        int seed, int size, int *taken) {
+  int nc = p->ncon, nl = 0;
+  const cdBlockMatrix *G = &p->G;
+  cw->member[nl] = seed;
+  cw->loc[seed] = nl++;
+  for (int h = 0; h < nl && nl < size; h++) {
+    int i = cw->member[h];
+    for (int t = G->rowptr[i]; t < G->rowptr[i + 1] && nl < size; t++) {
+      int j = G->col[t];
+      if (cw->loc[j] < 0) {
+        cw->member[nl] = j;
+        cw->loc[j] = nl++;
+      }
+    }
+  }
+  /* local numbering in the global order: the block rows of G stay ascending, and Lemke
+   * meets the contacts in the order it would on the whole problem */
+  for (int h = 1; h < nl; h++) {
+    int v = cw->member[h], q = h;
+    while (q > 0 && cw->member[q - 1] > v) cw->member[q] = cw->member[q - 1], q--;
+    cw->member[q] = v;
+  }
+  for (int h = 0; h < nl; h++) cw->loc[cw->member[h]] = h;
+  int nnzb = 0;
+  for (int h = 0; h < nl; h++) {
+    int i = cw->member[h];
+    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) nnzb += cw->loc[G->col[t]] >= 0;
+  }
+  cdContactProblem sp;
+  memset(&sp, 0, sizeof sp);
+  int nv = cd_lcpSize(nl, m), rc = CD_OK;
+  sp.ncon = nl;
+  sp.g = cd_malloc(3 * (size_t)nl * sizeof *sp.g);
+  sp.mu = cd_malloc((size_t)nl * sizeof *sp.mu);
+  double *A = cd_malloc(((size_t)nv * (size_t)nv + 2 * (size_t)nv) * sizeof *A);
+  void *lw = cd_malloc(cd_lemkeWorkSize(nv));
+  if (!sp.g || !sp.mu || !A || !lw || cd_blockMatrixAlloc(&sp.G, nl, nnzb)) {
+    rc = CD_ERR_NOMEM;
+    goto done;
+  }
+  /* the cluster's G_CC, and c = g_C + G_CF lambda_F */
+  int k = 0;
+  for (int h = 0; h < nl; h++) {
+    int i = cw->member[h];
+    double *c = &sp.g[3 * h];
+    c[0] = p->g[3 * i], c[1] = p->g[3 * i + 1], c[2] = p->g[3 * i + 2];
+    sp.mu[h] = p->mu[i];
+    sp.G.rowptr[h] = k;
+    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
+      int j = G->col[t], lj = cw->loc[j];
+      const double *B = &G->val[9 * (size_t)t];
+      if (lj < 0) {
+        const double *l = &lam[3 * j];
+        c[0] += B[0] * l[0] + B[1] * l[1] + B[2] * l[2];
+        c[1] += B[3] * l[0] + B[4] * l[1] + B[5] * l[2];
+        c[2] += B[6] * l[0] + B[7] * l[1] + B[8] * l[2];
+        continue;
+      }
+      if (lj == h) sp.G.diag[h] = k;
+      sp.G.col[k] = lj;
+      memcpy(&sp.G.val[9 * (size_t)k], B, 9 * sizeof(double));
+      k++;
+    }
+  }
+  sp.G.rowptr[nl] = k;
+  double *b = A + (size_t)nv * (size_t)nv, *zl = b + nv;
+  cd_lcpBuildDense(&sp, m, D, A, b);
+  cdLemkeOptions lo = {.work = lw};
+  int st = cd_lemkeSolve(nv, A, b, zl, &lo, NULL);
+  /* an inaccurate basis is taken too: the caller keeps the step only if it helps */
+  if (st == CD_LEMKE_SOLVED || st == CD_LEMKE_INACCURATE) {
+    for (int h = 0; h < nl; h++) {
+      int i = cw->member[h];
+      z[i] = zl[h];
+      memcpy(&z[nc + m * i], &zl[nl + m * h], (size_t)m * sizeof *z);
+      z[nc + nc * m + i] = zl[nl + nl * m + h];
+      double t1 = 0.0, t2 = 0.0;
+      for (int l = 0; l < m; l++) {
+        t1 += D[2 * l] * zl[nl + m * h + l];
+        t2 += D[2 * l + 1] * zl[nl + m * h + l];
+      }
+      lam[3 * i] = zl[h], lam[3 * i + 1] = t1, lam[3 * i + 2] = t2;
+    }
+  }
+done:
+  for (int h = 0; h < nl; h++) {
+    taken[cw->member[h]] = 1;
+    cw->loc[cw->member[h]] = -1;
+  }
+  cd_blockMatrixFree(&sp.G);
+  cd_free(sp.g), cd_free(sp.mu), cd_free(A), cd_free(lw);
+  return rc;
+}
+
+/* the true residual is evaluated after every CHECK_EVERY-th sweep (and at the limit): it
+ * costs one product with G, about a third of a sweep */
+#define CHECK_EVERY 2
+
 int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, const cdBgsOptions *opt,
                 cdBgsStats *stats) {
-  cdBgsStats st = {0, 0.0, 1, 0};
+  cdBgsStats st = {0, 0.0, 1, 0, 0, 0};
   int nc = p->ncon, k = m + 2, n = cd_lcpSize(nc, m);
   double tol = opt && opt->tolerance > 0 ? opt->tolerance : 1e-8;
   int maxs = opt && opt->max_sweeps > 0 ? opt->max_sweeps : 1000;
+  const int *order = opt ? opt->order : NULL;
   if (nc <= 0) {
     if (stats) *stats = st;
     return CD_OK;
   }
-  size_t kk = (size_t)k * (size_t)k;
-  double *Ab = cd_malloc((size_t)nc * kk * sizeof *Ab);   /* (ncon x k x k) diagonal blocks */
   double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) current lambda */
   double *work = cd_malloc(6 * (size_t)nc * sizeof *work);
   double *best = cd_malloc((size_t)n * sizeof *best);
-  double *qz = cd_malloc(2 * (size_t)k * sizeof *qz);    /* block q and z */
-  void *lw = cd_malloc(cd_lemkeWorkSize(k));
-  if (!Ab || !lam || !work || !best || !qz || !lw) {
-    cd_free(Ab), cd_free(lam), cd_free(work), cd_free(best), cd_free(qz), cd_free(lw);
+  double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
+  void *bw = cd_malloc(cd_bgsBlockWorkSize(m));
+  cdBgsCluster cw = {cd_malloc(3 * (size_t)nc * sizeof(int)), NULL,
+                     cd_malloc((2 * (size_t)n + 4 * (size_t)nc) * sizeof(double)), NULL};
+  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.w) {
+    cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
     return CD_ERR_NOMEM;
   }
-  double *q = qz, *zb = qz + k;
+  cw.member = cw.loc + nc;
+  int *taken = cw.member + nc; /* (ncon) 1: in a cluster of this stall */
+  cw.cres = cw.w + n;
+  double *zsave = cw.cres + nc, *lsave = zsave + n; /* (n), (3 ncon): the iterate before the clusters */
+  for (int i = 0; i < nc; i++) cw.loc[i] = -1;
+  int rc = CD_OK, ref_sweep = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
 
-  /* the diagonal blocks A_ii, column-major k x k */
+  /* the stopping threshold: tol max(1, ||b||_inf), b = (g_N, D^T g_T, 0) */
+  double bnorm = 0.0;
   for (int i = 0; i < nc; i++) {
-    double *B = &Ab[(size_t)i * kk];
-    memset(B, 0, kk * sizeof *B);
-    cd_lcpCouplingBlock(&p->G.val[9 * (size_t)p->G.diag[i]], m, D, B, k);
-    for (int l = 0; l < m; l++) {
-      B[(1 + l) + (size_t)(m + 1) * k] = 1.0;  /* E */
-      B[(m + 1) + (size_t)(1 + l) * k] = -1.0; /* -E^T */
-    }
-    B[m + 1] = p->mu[i]; /* M_mu: row m + 1, column 0 */
+    const double *gi = &p->g[3 * i];
+    bnorm = fmax(bnorm, fabs(gi[0]));
+    for (int l = 0; l < m; l++) bnorm = fmax(bnorm, fabs(D[2 * l] * gi[1] + D[2 * l + 1] * gi[2]));
   }
+  double thresh = tol * fmax(1.0, bnorm);
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   double res = cd_lcpResidual(p, m, D, z, work);
   memcpy(best, z, (size_t)n * sizeof *best);
-  double bestres = res;
-  cdLemkeOptions lo = {.work = lw};
+  double bestres = res, ref_res = res;
   const cdBlockMatrix *G = &p->G;
-  while (!(bestres <= tol) && st.sweeps < maxs) {
+  while (!(bestres <= thresh) && st.sweeps < maxs) {
     for (int ii = 0; ii < nc; ii++) {
       /* odd sweeps run backwards (symmetric Gauss-Seidel): information then travels both
        * ways along a chain of contacts such as a stack within one pair of sweeps */
-      int i = st.sweeps % 2 ? nc - 1 - ii : ii;
+      int pos = st.sweeps % 2 ? nc - 1 - ii : ii, i = order ? order[pos] : pos;
       /* c = g_i + sum_{j != i} G_ij lambda_j */
-      double c0 = p->g[3 * i], c1 = p->g[3 * i + 1], c2 = p->g[3 * i + 2];
+      double c[3] = {p->g[3 * i], p->g[3 * i + 1], p->g[3 * i + 2]};
       for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
         int j = G->col[t];
         if (j == i) continue;
         const double *Bt = &G->val[9 * (size_t)t], *lj = &lam[3 * j];
-        c0 += Bt[0] * lj[0] + Bt[1] * lj[1] + Bt[2] * lj[2];
-        c1 += Bt[3] * lj[0] + Bt[4] * lj[1] + Bt[5] * lj[2];
-        c2 += Bt[6] * lj[0] + Bt[7] * lj[1] + Bt[8] * lj[2];
+        c[0] += Bt[0] * lj[0] + Bt[1] * lj[1] + Bt[2] * lj[2];
+        c[1] += Bt[3] * lj[0] + Bt[4] * lj[1] + Bt[5] * lj[2];
+        c[2] += Bt[6] * lj[0] + Bt[7] * lj[1] + Bt[8] * lj[2];
       }
-      q[0] = c0;
-      for (int l = 0; l < m; l++) q[1 + l] = D[2 * l] * c1 + D[2 * l + 1] * c2;
-      q[m + 1] = 0.0;
-      int s = cd_lemkeSolve(k, &Ab[(size_t)i * kk], q, zb, &lo, NULL);
-      if (s != CD_LEMKE_SOLVED && s != CD_LEMKE_INACCURATE) {
-        st.block_failures++;
-        continue;
-      }
+      zb[0] = z[i];
+      memcpy(&zb[1], &z[nc + m * i], (size_t)m * sizeof *zb);
+      zb[m + 1] = z[nc + nc * m + i];
+      int s = cd_bgsBlockSolve(&G->val[9 * (size_t)G->diag[i]], p->mu[i], m, D, c, zb, bw);
+      if (s == CD_BGS_BLOCK_FAILED) st.block_failures++;
+      if (s == CD_BGS_BLOCK_LEMKE) st.block_lemke++;
       /* write the block back and refresh lambda_i */
       z[i] = zb[0];
       double t1 = 0.0, t2 = 0.0;
@@ -111,17 +434,53 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       lam[3 * i + 2] = t2;
     }
     st.sweeps++;
+    if (st.sweeps % CHECK_EVERY && st.sweeps < maxs) continue;
     res = cd_lcpResidual(p, m, D, z, work);
+    if (!isfinite(res)) break;
+    if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
+      if (res > STALL_FACTOR * ref_res) {
+        /* stalled: solve the clusters around the worst contacts exactly */
+        memcpy(zsave, z, (size_t)n * sizeof *z);
+        memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
+        cd_lcpEvaluate(p, m, D, z, cw.w, work);
+        for (int i = 0; i < nc; i++) {
+          double r = fabs(fmin(z[i], cw.w[i]));
+          for (int l = 0; l <= m; l++) {
+            size_t q = l < m ? (size_t)(nc + m * i + l) : (size_t)(nc + nc * m + i);
+            r = fmax(r, fabs(fmin(z[q], cw.w[q])));
+          }
+          cw.cres[i] = r;
+          taken[i] = 0;
+        }
+        for (int c = 0; c < CLUSTERS_A_STALL; c++) {
+          int worst = -1;
+          for (int i = 0; i < nc; i++)
+            if (!taken[i] && cw.cres[i] > thresh && (worst < 0 || cw.cres[i] > cw.cres[worst])) worst = i;
+          if (worst < 0) break;
+          if ((rc = clusterSolve(p, m, D, z, lam, &cw, worst, size, taken))) break;
+          st.clusters++;
+        }
+        if (rc) break;
+        double r2 = cd_lcpResidual(p, m, D, z, work);
+        if (r2 < res) {
+          res = r2;
+        } else {
+          memcpy(z, zsave, (size_t)n * sizeof *z);
+          memcpy(lam, lsave, 3 * (size_t)nc * sizeof *lam);
+        }
+      }
+      ref_sweep = st.sweeps;
+      ref_res = res;
+    }
     if (res < bestres) {
       bestres = res;
       memcpy(best, z, (size_t)n * sizeof *best);
     }
-    if (!isfinite(res)) break;
   }
   memcpy(z, best, (size_t)n * sizeof *z);
   st.residual = bestres;
-  st.converged = bestres <= tol;
-  cd_free(Ab), cd_free(lam), cd_free(work), cd_free(best), cd_free(qz), cd_free(lw);
+  st.converged = bestres <= thresh;
+  cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
   if (stats) *stats = st;
-  return CD_OK;
+  return rc;
 }

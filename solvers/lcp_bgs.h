@@ -1,24 +1,52 @@
-/* lcp_bgs.h: block Gauss-Seidel over contacts for the Anitescu-Hart LCP (layout in lcp.h). */
+/* lcp_bgs.h: block Gauss-Seidel over contacts for the Anitescu-Hart LCP (layout in lcp.h),
+ * and the exact solve of one contact's block that it is built on. */
 #ifndef CD_LCP_BGS_H
 #define CD_LCP_BGS_H
+
+#include <stddef.h>
 
 #include "problem.h"
 
 typedef struct cdBgsOptions {
-  double tolerance; /* stop when ||min(z, A z + b)||_inf <= tolerance; 0: 1e-8 */
+  double tolerance; /* stop when ||min(z, A z + b)||_inf <= tolerance max(1, ||b||_inf); 0: 1e-8 */
   int max_sweeps;   /* 0: 1000 */
+  const int *order; /* (ncon) optional: the contacts in the order of a forward sweep (a
+                       permutation of 0 .. ncon-1); NULL: 0 .. ncon-1 */
 } cdBgsOptions;
 
 typedef struct cdBgsStats {
   int sweeps;         /* sweeps over all contacts */
   double residual;    /* ||min(z, A z + b)||_inf of the returned z (the best iterate) */
-  int converged;      /* 1 when residual <= tolerance */
-  int block_failures; /* block LCPs Lemke could not solve (the block kept its value) */
+  int converged;      /* 1 when residual <= tolerance max(1, ||b||_inf) */
+  int block_failures; /* block LCPs no method solved to the block tolerance (the best
+                         candidate was kept) */
+  int block_lemke;    /* block LCPs the closed form missed and Lemke solved */
+  int clusters;       /* cluster blocks solved by Lemke where the sweeps stalled */
 } cdBgsStats;
 
 /* solves the LCP of p with m directions D (cd_lcpDirections) for z (cd_lcpSize(ncon, m)),
  * starting from z (warm start in, best iterate out). Returns CD_OK or CD_ERR_NOMEM. */
 int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, const cdBgsOptions *opt,
                 cdBgsStats *stats);
+
+/* outcome of cd_bgsBlockSolve */
+enum {
+  CD_BGS_BLOCK_DIRECT = 0, /* an active set in closed form solved the block */
+  CD_BGS_BLOCK_LEMKE = 1,  /* the closed forms missed; Lemke on the block solved it */
+  CD_BGS_BLOCK_FAILED = 2  /* neither met the block tolerance; z is the best candidate */
+};
+
+/* bytes of workspace cd_bgsBlockSolve needs for m directions */
+size_t cd_bgsBlockWorkSize(int m);
+
+/* the block LCP of one contact: with W = G_ii (3x3 row-major, its own Delassus block) and
+ * c (3) = the contact velocity without its own impulse, find z = (lambda_n, alpha (m), beta)
+ *     0 <= lambda_n perp u_n >= 0,  0 <= alpha perp D^T u_T + e beta >= 0,
+ *     0 <= beta perp mu lambda_n - e^T alpha >= 0,     u = W (lambda_n, D alpha) + c,
+ * to ||min(z, w)||_inf <= 1e-10 max(1, ||q||_inf), q = (c_n, D^T c_T, 0) (Lemke's check).
+ * z (m + 2): in, the current value (its sliding direction is tried first); out, the
+ * solution. work: cd_bgsBlockWorkSize(m) bytes, aligned for double; no allocation.
+ * Returns a CD_BGS_BLOCK_ code. */
+int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double *z, void *work);
 
 #endif

@@ -816,3 +816,106 @@ CD_TEST(lcpStackOfTenCubesIsHeldAtRestInOneStep) {
   }
   free(J);
 }
+
+/* ---- the closed-form block solve ---- */
+
+CD_TEST(lcpBgsBlockSolveMatchesLemkeOnRandomContactBlocks) {
+  /* 6000 blocks W = J M^-1 J^T of one contact on a random body (random mass, inverse
+   * inertia and lever arm), mu in [0, 1.2] (every 7th frictionless), random c (every 11th
+   * with c_T = 0, a degenerate tie between directions), m = 4 and 8: the closed form must
+   * solve each to Lemke's check and give Lemke's impulses (unique: W is positive definite
+   * and the block is a single contact) */
+  g_rng = 77;
+  int direct = 0, total = 0;
+  for (int m = 4; m <= 8; m += 4) {
+    int k = m + 2;
+    double D[16];
+    cd_lcpDirections(m, D);
+    void *bw = cd_malloc(cd_bgsBlockWorkSize(m)), *lw = cd_malloc(cd_lemkeWorkSize(k));
+    CHECK(bw && lw);
+    if (!bw || !lw) return;
+    for (int t = 0; t < 3000; t++) {
+      double Mi[6][6] = {{0}}, J[3][6], W[9], B[9], r[3];
+      double mass = rndIn(0.5, 2.0);
+      for (int a = 0; a < 3; a++) Mi[a][a] = 1.0 / mass;
+      for (int a = 0; a < 9; a++) B[a] = rndIn(-1, 1);
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+          double s = a == b ? 0.1 : 0.0;
+          for (int q = 0; q < 3; q++) s += B[3 * a + q] * B[3 * b + q];
+          Mi[3 + a][3 + b] = s;
+        }
+      for (int a = 0; a < 3; a++) r[a] = rndIn(-0.3, 0.3);
+      for (int row = 0; row < 3; row++) {
+        double d[3] = {row == 0, row == 1, row == 2};
+        for (int q = 0; q < 3; q++) J[row][q] = d[q];
+        cross(r, d, &J[row][3]);
+      }
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+          double s = 0.0;
+          for (int x = 0; x < 6; x++)
+            for (int y = 0; y < 6; y++) s += J[a][x] * Mi[x][y] * J[b][y];
+          W[3 * a + b] = s;
+        }
+      double mu = t % 7 == 0 ? 0.0 : rndIn(0.05, 1.2), c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
+      if (t % 11 == 0) c[1] = c[2] = 0.0;
+      double z[10] = {0}, zl[10], A[100] = {0}, q[10];
+      int st = cd_bgsBlockSolve(W, mu, m, D, c, z, bw);
+      direct += st == CD_BGS_BLOCK_DIRECT;
+      total++;
+      cd_lcpCouplingBlock(W, m, D, A, k);
+      for (int l = 0; l < m; l++) {
+        A[(1 + l) + (m + 1) * k] = 1.0;
+        A[(m + 1) + (1 + l) * k] = -1.0;
+      }
+      A[m + 1] = mu;
+      q[0] = c[0];
+      for (int l = 0; l < m; l++) q[1 + l] = D[2 * l] * c[1] + D[2 * l + 1] * c[2];
+      q[m + 1] = 0.0;
+      cdLemkeOptions lo = {.work = lw};
+      CHECK(cd_lemkeSolve(k, A, q, zl, &lo, NULL) == CD_LEMKE_SOLVED);
+      double qn = 0.0;
+      for (int l = 0; l < k; l++) qn = fmax(qn, fabs(q[l]));
+      double res = cd_lcpResidualDense(k, A, q, z);
+      CHECK_MSG(st != CD_BGS_BLOCK_FAILED && res <= 1e-10 * fmax(1.0, qn), "m %d block %d: status %d residual %.3g", m,
+                t, st, res);
+      double l1[3], l2[3], dl = 0.0;
+      cd_lcpLambdaFromZ(1, m, D, z, l1);
+      cd_lcpLambdaFromZ(1, m, D, zl, l2);
+      for (int a = 0; a < 3; a++) dl = fmax(dl, fabs(l1[a] - l2[a]));
+      CHECK_MSG(dl <= 1e-9 * fmax(1.0, fabs(l2[0])), "m %d block %d: impulses differ by %.3g", m, t, dl);
+    }
+    cd_free(bw), cd_free(lw);
+  }
+  printf("    %d of %d blocks by a closed form\n", direct, total);
+  /* the closed forms cover the generic block: Lemke is the exception */
+  CHECK(direct >= total - total / 100);
+}
+
+CD_TEST(lcpBgsBlockSolveSolvesASingularBlock) {
+  /* W of rank 1 (only the normal row: a contact whose tangential motion costs nothing),
+   * so the sticking 3x3 solve is undefined: sliding is the answer */
+  const double W[9] = {1, 0, 0, 0, 0, 0, 0, 0, 0}, c[3] = {-0.5, 0.3, 0.0}, mu = 0.5;
+  double D[8], z[6] = {0}, A[36] = {0}, q[6];
+  cd_lcpDirections(4, D);
+  void *bw = cd_malloc(cd_bgsBlockWorkSize(4));
+  CHECK(bw != NULL);
+  if (!bw) return;
+  int st = cd_bgsBlockSolve(W, mu, 4, D, c, z, bw);
+  cd_lcpCouplingBlock(W, 4, D, A, 6);
+  for (int l = 0; l < 4; l++) {
+    A[(1 + l) + 5 * 6] = 1.0;
+    A[5 + (1 + l) * 6] = -1.0;
+  }
+  A[5] = mu;
+  q[0] = c[0];
+  for (int l = 0; l < 4; l++) q[1 + l] = D[2 * l] * c[1] + D[2 * l + 1] * c[2];
+  q[5] = 0.0;
+  CHECK_MSG(st != CD_BGS_BLOCK_FAILED, "status %d", st);
+  CHECK(cd_lcpResidualDense(6, A, q, z) <= 1e-10);
+  /* u_n = 0 needs lambda_n = 0.5; the slip 0.3 along t1 is opposed by d_2 = -t1 at mu lambda_n */
+  CHECK_NEAR(z[0], 0.5, 1e-12);
+  CHECK_NEAR(z[3], 0.25, 1e-12);
+  cd_free(bw);
+}
