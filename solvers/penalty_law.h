@@ -30,6 +30,8 @@ typedef struct cdPenaltyForce {
   double fc;      /* elastic part f_c (with the hysteresis of impact models 1, 2), N */
   double fd;      /* linear damping f_d = -d_c v_n, N */
   double fn;      /* f_c + f_d, N, on b along n */
+  double cn;      /* the normal damping coefficient d_c + |lambda| delta^n_exp, N s/m: the
+                     dissipative part of fn is -cn v_n (the rest is elastic) */
   double ft[3];   /* friction force on b, N, in the frame v_t was given in */
   int touching;   /* 1 when delta > 0 (the forces above are then active) */
   int branch;     /* impact model 0: Edinburgh branch 1 (virgin loading), 2 (un/reloading),
@@ -60,19 +62,34 @@ void cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], 
 void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
                             double state[4], cdPenaltyForce *out);
 
+/* what cd_penaltyLimitForce changed (bit flags) */
+enum { CD_PENALTY_LIMIT_NORMAL = 1, CD_PENALTY_LIMIT_FRICTION = 2 };
+
+/* the forces of one contact evaluation (f, from cd_penaltyContactForce with the same v_n,
+ * v_t) made safe for one semi-implicit Euler substep of h: each dissipative part is capped
+ * at the impulse that brings its velocity to zero within the substep, so that it can only
+ * reduce that velocity, never reverse it (penalty.c's opening comment derives it):
+ *   normal:   cn' = min(cn, 1 / (h w_n)), fn' = fn + (cn - cn') v_n (the elastic part stays);
+ *   friction: from fn' by the regularised law, then |f_t| <= |v_t| / (h w_t).
+ * w_n, w_t (1/kg): the contact's inverse effective masses along n and (the largest) in the
+ * tangent plane, each body's multiplied by its number of touching contacts (mass
+ * splitting; 1 and 1 for a lone contact). When neither cap is active f is unchanged: the
+ * regularised law exactly. Returns the CD_PENALTY_LIMIT_ flags of the caps that acted. */
+int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn, const double vt[3],
+                         cdPenaltyForce *f);
+
 /* the contact linearised for the step-size estimate */
 typedef struct cdPenaltyLinear {
   double k;   /* tangent normal stiffness, N/m */
   double c;   /* normal damping d_c + |lambda| delta^n_exp, N s/m */
-  double ct;  /* tangential damping of the regularised friction, mu f_load / v_reg, N s/m */
 } cdPenaltyLinear;
 
 /* linearises the contact at the largest of: the present overlap, the static overlap
  * under the weight of the pair's effective mass (|g| / (w_n k_c))^(1/n_exp), and the
  * largest overlap of an impact at `speed`, ((n_exp + 1) speed^2 / (2 w_n k_c))^(1/(n_exp+1)).
  * w_n: the pair's inverse effective mass along n (1/kg); gravity: |g|; impact_velocity:
- * the delta_dot_- the hysteresis will use. The friction load is the larger of the weight
- * |g| / w_n and the elastic force at the present overlap. */
+ * the delta_dot_- at which the hysteresis rate is taken. Friction does not enter: its
+ * integration is capped (cd_penaltyLimitForce) and stable at any substep. */
 void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double overlap, double speed,
                          double impact_velocity, cdPenaltyLinear *lin);
 
