@@ -136,14 +136,17 @@ int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, 
     cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->ft);
     acted |= CD_PENALTY_LIMIT_NORMAL;
   }
-  /* friction: f_t = -c v_t changes v_t by at most -h w_t c v_t (w_t the largest tangent
-   * inverse mass); beyond h w_t c = 1 it would reverse the slip, so |f_t| is held at
-   * |v_t| / (h w_t): the impulse that stops the slip within the substep */
-  double ft = sqrt(f->ft[0] * f->ft[0] + f->ft[1] * f->ft[1] + f->ft[2] * f->ft[2]);
+  /* friction: f_t = -c v_t, c = mu max(fn, 0) / max(v_reg, |v_t|) as cd_penaltyFriction
+   * has it, changes v_t by at most -h w_t c v_t (w_t the largest tangent inverse mass);
+   * beyond h w_t c = 1 it would reverse the slip, so c is held at 1 / (h w_t): the impulse
+   * that stops the slip within the substep. (The coefficient is compared, not |f_t|, which
+   * could overflow where c does not.) */
   double slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
-  if (w_t > 0 && h * w_t * ft > slip) {
-    double s = slip / (h * w_t * ft);
-    for (int i = 0; i < 3; i++) f->ft[i] *= s;
+  double scale = m->friction_regularization > slip ? m->friction_regularization : slip;
+  double c = scale > 0 ? m->friction * (f->fn > 0 ? f->fn : 0) / scale : 0;
+  if (w_t > 0 && h * w_t * c > 1) {
+    c = 1 / (h * w_t);
+    for (int i = 0; i < 3; i++) f->ft[i] = -c * vt[i];
     acted |= CD_PENALTY_LIMIT_FRICTION;
   }
   return acted;
