@@ -152,11 +152,9 @@ int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, 
   return acted;
 }
 
-void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double overlap, double speed,
-                         double impact_velocity, cdPenaltyLinear *lin) {
+double cd_penaltyStiffness(const cdMaterial *m, double w_n, double gravity, double overlap, double speed) {
   double n = m->stiffness_exponent, kc = m->stiffness;
-  lin->k = lin->c = 0;
-  if (w_n <= 0 || kc <= 0) return;
+  if (w_n <= 0 || kc <= 0) return 0;
   /* the stiffest spring the contact can show: the un/reloading k2 of the Edinburgh model,
    * or the adhesive branch's slope when it is steeper (both taken with exponent n_exp) */
   double ks = kc;
@@ -169,14 +167,13 @@ void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double
   double d = overlap;
   if (d_static > d) d = d_static;
   if (d_impact > d) d = d_impact;
-  if (d > 0) lin->k = n == 1 ? ks : n * ks * pow(d, n - 1);
-  lin->c = m->damping + fabs(cd_penaltyHysteresis(m, impact_velocity)) * (d > 0 ? pow(d, n) : 0);
+  if (!(d > 0)) return 0;
+  return n == 1 ? ks : n * ks * pow(d, n - 1);
 }
 
-double cd_penaltyStepLimit(double omega_contact, double omega2_max, double rate_max) {
+double cd_penaltyStepLimit(double omega_contact, double omega2_max) {
   double h = INFINITY;
   if (omega_contact > 0) h = M_PI / (CD_PENALTY_SUBSTEPS_PER_CONTACT * omega_contact);
   if (omega2_max > 0 && 1 / sqrt(omega2_max) < h) h = 1 / sqrt(omega2_max);
-  if (rate_max > 0 && 1 / rate_max < h) h = 1 / rate_max;
   return h;
 }

@@ -78,28 +78,22 @@ enum { CD_PENALTY_LIMIT_NORMAL = 1, CD_PENALTY_LIMIT_FRICTION = 2 };
 int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn, const double vt[3],
                          cdPenaltyForce *f);
 
-/* the contact linearised for the step-size estimate */
-typedef struct cdPenaltyLinear {
-  double k;   /* tangent normal stiffness, N/m */
-  double c;   /* normal damping d_c + |lambda| delta^n_exp, N s/m */
-} cdPenaltyLinear;
-
-/* linearises the contact at the largest of: the present overlap, the static overlap
- * under the weight of the pair's effective mass (|g| / (w_n k_c))^(1/n_exp), and the
- * largest overlap of an impact at `speed`, ((n_exp + 1) speed^2 / (2 w_n k_c))^(1/(n_exp+1)).
- * w_n: the pair's inverse effective mass along n (1/kg); gravity: |g|; impact_velocity:
- * the delta_dot_- at which the hysteresis rate is taken. Friction does not enter: its
- * integration is capped (cd_penaltyLimitForce) and stable at any substep. */
-void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double overlap, double speed,
-                         double impact_velocity, cdPenaltyLinear *lin);
+/* the tangent normal stiffness (N/m) of the contact for the step-size estimate, taken at
+ * the largest of: the present overlap, the static overlap under the weight of the pair's
+ * effective mass (|g| / (w_n k_c))^(1/n_exp), and the largest overlap of an impact at
+ * `speed`, ((n_exp + 1) speed^2 / (2 w_n k_c))^(1/(n_exp+1)); the Edinburgh model's
+ * stiffest branch. w_n: the pair's inverse effective mass along n (1/kg); gravity: |g|.
+ * Only the spring sizes the substep: the dissipative forces (friction, d_c, hysteresis)
+ * are capped per substep by cd_penaltyLimitForce and stable at any h. */
+double cd_penaltyStiffness(const cdMaterial *m, double w_n, double gravity, double overlap, double speed);
 
 /* the substep for contacts with the largest single-contact frequency omega_contact
- * (rad/s), an upper bound omega2_max on the squared frequencies of the coupled system
- * and an upper bound rate_max (1/s) on its damping rates (c w):
- *     h = min(pi / (N omega_contact), 1 / sqrt(omega2_max), 1 / rate_max),
+ * (rad/s) and an upper bound omega2_max on the squared frequencies of the coupled system:
+ *     h = min(pi / (N omega_contact), 1 / sqrt(omega2_max)),
  * N = CD_PENALTY_SUBSTEPS_PER_CONTACT: accuracy (restitution), then stability of the
- * semi-implicit Euler at half its limits 2/omega and 2/rate. A zero input sets no bound;
- * INFINITY when none is set. */
-double cd_penaltyStepLimit(double omega_contact, double omega2_max, double rate_max);
+ * semi-implicit Euler at half its limit 2/omega. With the capped damping (h c w <= 1)
+ * h omega <= 1 keeps the damped spring stable too: h^2 omega^2 <= 4 - 2 h c w. A zero
+ * input sets no bound; INFINITY when none is set. */
+double cd_penaltyStepLimit(double omega_contact, double omega2_max);
 
 #endif

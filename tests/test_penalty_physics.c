@@ -284,3 +284,43 @@ CD_TEST(penaltyPileSubstepsSetByTheNormalSprings) {
   CHECK(lowest >= -8 * m * g / k);
   cd_simFree(&s);
 }
+
+CD_TEST(penaltyContactClosingAtRestTakesTheSpringsSubsteps) {
+  /* a 1 kg ball (r 0.1) that starts touching the ground (overlap 1e-9 m) at 1e-6 m/s:
+   * impact model 2, e 0.5, no minimum impact velocity, no d_c. The seed's hysteresis
+   * lambda ~ k / 1e-6 makes a damper of rate ~1e7 1/s at the static overlap m g / k (the
+   * step would need ~1e5 substeps to resolve it); it is capped, so the step stays the one the
+   * spring needs, ceil(30 dt sqrt(k / m) / pi), and the ball comes to rest at m g / k
+   * without gaining energy (the cap stops v_n within a substep, never reverses it). */
+  const char *text =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 100,"
+      " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+      " \"materials\": {\"m\": {\"friction\": 0.3, \"stiffness\": 1e6, \"damping\": 0, \"restitution\": 0.5,"
+      "   \"impact_model\": 2, \"min_impact_velocity\": 0}},"
+      " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+      "   \"position\": [0, 0, 0.099999999], \"velocity\": [0, 0, -1e-6], \"material\": \"m\"}]}";
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return;
+  const double k = 1e6, m = 1, g = 9.81;
+  int nk = (int)ceil(30 * s.scene.dt * sqrt(k / m) / M_PI);
+  double e0 = totalEnergy(&s), worst = -INFINITY, impact = 0;
+  int most = 0;
+  for (long step = 0; step < s.scene.nstep; step++) {
+    if (cd_simStep(&s)) break;
+    if (s.stats.substeps > most) most = s.stats.substeps;
+    double e = totalEnergy(&s);
+    if (!(e - e0 <= worst)) worst = e - e0;
+    if (s.world->contacts.ncon > 0 && s.world->contacts.con[0].state[CD_PENALTY_IMPACT] > impact)
+      impact = s.world->contacts.con[0].state[CD_PENALTY_IMPACT];
+  }
+  double z = s.world->x[2];
+  printf("    closing at rest: impact velocity %.2g m/s, at most %d substeps a step (spring: %d), z = %.9f"
+         " (r - m g / k = %.9f), energy rise %.3g J\n",
+         impact, most, nk, z, 0.1 - m * g / k, worst);
+  CHECK_NEAR(impact, 1e-6, 1e-9);
+  CHECK_MSG(most <= nk, "%d substeps in one step, the spring needs %d", most, nk);
+  CHECK_NEAR(z, 0.1 - m * g / k, 1e-7);
+  CHECK_NEAR(s.world->v[2], 0, 1e-6);
+  CHECK(worst <= 0);
+  cd_simFree(&s);
+}
