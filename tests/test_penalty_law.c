@@ -396,6 +396,56 @@ CD_TEST(penaltyContactFrictionUsesTheNormalForce) {
   CHECK_NEAR(st[CD_PENALTY_SLIP], 2, 0);
 }
 
+CD_TEST(penaltyLimitForceIsTheLawUnlessTheSubstepWouldReverseTheVelocity) {
+  /* linear spring k 1e5, d_c 100, mu 0.4, v_reg 1e-2; overlap 1e-4 (k delta = 10 N) */
+  cdMaterial m = testMaterial(0, 1e5, 1, 100, 1);
+  m.friction = 0.4;
+  m.friction_regularization = 0.01;
+  const double slow[3] = {3e-3, -4e-3, 0}; /* |v_t| 5e-3 < v_reg: c = mu f_n / v_reg */
+  double st[4] = {0};
+  cdPenaltyForce law, f;
+  cd_penaltyContactForce(&m, -1e-4, -0.01, slow, 1, st, &law);
+  CHECK_NEAR(law.cn, 100, 0);
+  /* c = 0.4 * 11 / 0.01 = 440 N s/m: with w_t = 2 uncapped while h <= 1 / 880 s */
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1e-3, 2, 2, -0.01, slow, &f) == 0);
+  CHECK(memcmp(&f, &law, sizeof f) == 0);
+  /* h = 1e-2: the explicit step would take h w_t c = 8.8 times the slip away; capped at
+   * the impulse that stops it, |f_t| h w_t = |v_t|, against the slip; f_n is untouched
+   * (h w_n d_c = 1e-2 * 0.5 * 100 = 0.5 <= 1) */
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1e-2, 0.5, 2, -0.01, slow, &f) == CD_PENALTY_LIMIT_FRICTION);
+  CHECK(f.fn == law.fn);
+  CHECK_NEAR(f.ft[0], -3e-3 / (1e-2 * 2), 1e-15);
+  CHECK_NEAR(f.ft[1], 4e-3 / (1e-2 * 2), 1e-15);
+  /* sliding fast: full Coulomb mu f_n = 4.4 N unless it would stop the slip in the substep */
+  const double fast[3] = {0, 2, 0};
+  cd_penaltyContactForce(&m, -1e-4, -0.01, fast, 1, st, &law);
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1e-2, 0.5, 2, -0.01, fast, &f) == 0); /* 4.4 * 0.02 < 2 */
+  CHECK_NEAR(f.ft[1], -4.4, 1e-12);
+  CHECK(cd_penaltyLimitForce(&m, 1, 1e-3, 2, -0.01, fast, &f) == CD_PENALTY_LIMIT_FRICTION); /* 8.8 > 2 */
+  CHECK_NEAR(f.ft[1], -2 / (1.0 * 2), 1e-15);
+  /* normal: Hunt-Crossley (e 0.5) closing at an impact velocity of 1e-6 m/s: lambda =
+   * 1.5 (e - 1) k / 1e-6, cn = d_c + |lambda| delta; capped at 1 / (h w_n), the elastic
+   * k delta stays */
+  cdMaterial hc = testMaterial(1, 1e5, 1, 100, 0.5);
+  double st2[4] = {0};
+  cd_penaltyContactForce(&hc, -1e-4, -1e-6, fast, 1, st2, &law);
+  double lambda = cd_penaltyHysteresis(&hc, 1e-6);
+  CHECK_NEAR(law.cn, 100 - lambda * 1e-4, 1e-9 * law.cn);
+  CHECK_NEAR(law.fn, 10 - law.cn * -1e-6, 1e-9);
+  f = law;
+  CHECK(cd_penaltyLimitForce(&hc, 1e-3, 0.5, 0.5, -1e-6, fast, &f) == CD_PENALTY_LIMIT_NORMAL);
+  CHECK_NEAR(f.cn, 1 / (1e-3 * 0.5), 1e-9);
+  CHECK_NEAR(f.fn - f.cn * 1e-6, 10, 1e-12); /* the elastic part */
+  CHECK_NEAR(f.fd, 100 * 1e-6 * (f.cn / law.cn), 1e-18); /* -d_c v_n, scaled like the hysteresis */
+  /* no contact, no force to limit */
+  cd_penaltyContactForce(&m, 1e-4, -0.01, slow, 1, st, &law);
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1, 1, 1, -0.01, slow, &f) == 0 && f.fn == 0 && f.ft[0] == 0);
+}
+
 /* a drop from 0.05 m, 2 s; every out-of-contact energy <= the one before it */
 static void checkDropEnergy(cdMaterial m, const char *what) {
   cdBall1d b;
