@@ -1,5 +1,6 @@
 /* penalty_law.h: the compliant contact law of seed 002 (ObjectContactSphereSphere) as pure
- * functions of one contact, and the linearisation that sizes the explicit substep.
+ * functions of one contact; the caps that make its dissipative forces stable in a substep of
+ * any length (cd_penaltyLimitForce); and the spring stiffness that sizes the substep.
  *
  * Conventions (those of contact.h): the gap g is the signed distance (g < 0: overlap
  * delta = -g > 0); v_n = (relative velocity of b w.r.t. a) . n is the gap velocity
