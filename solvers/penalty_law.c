@@ -85,7 +85,7 @@ void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const do
   double delta = -gap;
   int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
   if (fresh) state[CD_PENALTY_IMPACT] = state[CD_PENALTY_PLASTIC] = 0;
-  out->fc = out->fd = out->fn = 0;
+  out->fc = out->fd = out->fn = out->cn = 0;
   out->ft[0] = out->ft[1] = out->ft[2] = 0;
   out->branch = 0;
   out->touching = delta > 0;
@@ -103,6 +103,7 @@ void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const do
     state[CD_PENALTY_IMPACT] = vin > 0 ? vin : 0;
   }
   double dn = pow(delta, m->stiffness_exponent);
+  out->cn = m->damping;
   if (m->impact_model == 0) {
     out->fc = cd_penaltyEdinburgh(m, delta, &state[CD_PENALTY_PLASTIC], &out->branch);
   } else {
@@ -110,6 +111,7 @@ void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const do
      * (lambda <= 0: more force while closing, less while opening) */
     double lambda = cd_penaltyHysteresis(m, state[CD_PENALTY_IMPACT]);
     out->fc = m->stiffness * dn + lambda * dn * vn;
+    out->cn -= lambda * dn;
   }
   /* f_d = -d_c v_delta,n, in every model */
   out->fd = -m->damping * vn;
@@ -117,11 +119,42 @@ void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const do
   cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->ft);
 }
 
-void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double overlap, double speed,
-                         double impact_velocity, cdPenaltyLinear *lin) {
+int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn, const double vt[3],
+                         cdPenaltyForce *f) {
+  int acted = 0;
+  if (!f->touching || !(h > 0)) return 0;
+  /* normal: the dissipative part -cn v_n alone would change v_n by -h w_n cn v_n; beyond
+   * h w_n cn = 1 it would reverse v_n, so cn is held there. Both its pieces (d_c and the
+   * hysteresis) shrink by the same factor; the elastic part is untouched. */
+  if (w_n > 0 && h * w_n * f->cn > 1) {
+    double cn = 1 / (h * w_n), s = cn / f->cn;
+    double hyst = -(f->cn - m->damping) * vn; /* lambda delta^n v_n, the hysteresis in fc */
+    f->fc += (s - 1) * hyst;
+    f->fd *= s;
+    f->fn = f->fc + f->fd;
+    f->cn = cn;
+    cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->ft);
+    acted |= CD_PENALTY_LIMIT_NORMAL;
+  }
+  /* friction: f_t = -c v_t, c = mu max(fn, 0) / max(v_reg, |v_t|) as cd_penaltyFriction
+   * has it, changes v_t by at most -h w_t c v_t (w_t the largest tangent inverse mass);
+   * beyond h w_t c = 1 it would reverse the slip, so c is held at 1 / (h w_t): the impulse
+   * that stops the slip within the substep. (The coefficient is compared, not |f_t|, which
+   * could overflow where c does not.) */
+  double slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+  double scale = m->friction_regularization > slip ? m->friction_regularization : slip;
+  double c = scale > 0 ? m->friction * (f->fn > 0 ? f->fn : 0) / scale : 0;
+  if (w_t > 0 && h * w_t * c > 1) {
+    c = 1 / (h * w_t);
+    for (int i = 0; i < 3; i++) f->ft[i] = -c * vt[i];
+    acted |= CD_PENALTY_LIMIT_FRICTION;
+  }
+  return acted;
+}
+
+double cd_penaltyStiffness(const cdMaterial *m, double w_n, double gravity, double overlap, double speed) {
   double n = m->stiffness_exponent, kc = m->stiffness;
-  lin->k = lin->c = lin->ct = 0;
-  if (w_n <= 0 || kc <= 0) return;
+  if (w_n <= 0 || kc <= 0) return 0;
   /* the stiffest spring the contact can show: the un/reloading k2 of the Edinburgh model,
    * or the adhesive branch's slope when it is steeper (both taken with exponent n_exp) */
   double ks = kc;
@@ -134,18 +167,13 @@ void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double
   double d = overlap;
   if (d_static > d) d = d_static;
   if (d_impact > d) d = d_impact;
-  if (d > 0) lin->k = n == 1 ? ks : n * ks * pow(d, n - 1);
-  lin->c = m->damping + fabs(cd_penaltyHysteresis(m, impact_velocity)) * (d > 0 ? pow(d, n) : 0);
-  double load = gravity / w_n;
-  double f_now = overlap > 0 ? kc * pow(overlap, n) : 0;
-  if (f_now > load) load = f_now;
-  if (m->friction_regularization > 0) lin->ct = m->friction * load / m->friction_regularization;
+  if (!(d > 0)) return 0;
+  return n == 1 ? ks : n * ks * pow(d, n - 1);
 }
 
-double cd_penaltyStepLimit(double omega_contact, double omega2_max, double rate_max) {
+double cd_penaltyStepLimit(double omega_contact, double omega2_max) {
   double h = INFINITY;
   if (omega_contact > 0) h = M_PI / (CD_PENALTY_SUBSTEPS_PER_CONTACT * omega_contact);
   if (omega2_max > 0 && 1 / sqrt(omega2_max) < h) h = 1 / sqrt(omega2_max);
-  if (rate_max > 0 && 1 / rate_max < h) h = 1 / rate_max;
   return h;
 }

@@ -1,5 +1,6 @@
 /* penalty_law.h: the compliant contact law of seed 002 (ObjectContactSphereSphere) as pure
- * functions of one contact, and the linearisation that sizes the explicit substep.
+ * functions of one contact; the caps that make its dissipative forces stable in a substep of
+ * any length (cd_penaltyLimitForce); and the spring stiffness that sizes the substep.
  *
  * Conventions (those of contact.h): the gap g is the signed distance (g < 0: overlap
  * delta = -g > 0); v_n = (relative velocity of b w.r.t. a) . n is the gap velocity
@@ -30,6 +31,8 @@ typedef struct cdPenaltyForce {
   double fc;      /* elastic part f_c (with the hysteresis of impact models 1, 2), N */
   double fd;      /* linear damping f_d = -d_c v_n, N */
   double fn;      /* f_c + f_d, N, on b along n */
+  double cn;      /* the normal damping coefficient d_c + |lambda| delta^n_exp, N s/m: the
+                     dissipative part of fn is -cn v_n (the rest is elastic) */
   double ft[3];   /* friction force on b, N, in the frame v_t was given in */
   int touching;   /* 1 when delta > 0 (the forces above are then active) */
   int branch;     /* impact model 0: Edinburgh branch 1 (virgin loading), 2 (un/reloading),
@@ -60,29 +63,38 @@ void cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], 
 void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
                             double state[4], cdPenaltyForce *out);
 
-/* the contact linearised for the step-size estimate */
-typedef struct cdPenaltyLinear {
-  double k;   /* tangent normal stiffness, N/m */
-  double c;   /* normal damping d_c + |lambda| delta^n_exp, N s/m */
-  double ct;  /* tangential damping of the regularised friction, mu f_load / v_reg, N s/m */
-} cdPenaltyLinear;
+/* what cd_penaltyLimitForce changed (bit flags) */
+enum { CD_PENALTY_LIMIT_NORMAL = 1, CD_PENALTY_LIMIT_FRICTION = 2 };
 
-/* linearises the contact at the largest of: the present overlap, the static overlap
- * under the weight of the pair's effective mass (|g| / (w_n k_c))^(1/n_exp), and the
- * largest overlap of an impact at `speed`, ((n_exp + 1) speed^2 / (2 w_n k_c))^(1/(n_exp+1)).
- * w_n: the pair's inverse effective mass along n (1/kg); gravity: |g|; impact_velocity:
- * the delta_dot_- the hysteresis will use. The friction load is the larger of the weight
- * |g| / w_n and the elastic force at the present overlap. */
-void cd_penaltyLinearize(const cdMaterial *m, double w_n, double gravity, double overlap, double speed,
-                         double impact_velocity, cdPenaltyLinear *lin);
+/* the forces of one contact evaluation (f, from cd_penaltyContactForce with the same v_n,
+ * v_t) made safe for one semi-implicit Euler substep of h: each dissipative part is capped
+ * at the impulse that brings its velocity to zero within the substep, so that it can only
+ * reduce that velocity, never reverse it (penalty.c's opening comment derives it):
+ *   normal:   cn' = min(cn, 1 / (h w_n)), fn' = fn + (cn - cn') v_n (the elastic part stays);
+ *   friction: from fn' by the regularised law, then |f_t| <= |v_t| / (h w_t).
+ * w_n, w_t (1/kg): the contact's inverse effective masses along n and (the largest) in the
+ * tangent plane, each body's multiplied by its number of touching contacts (mass
+ * splitting; 1 and 1 for a lone contact). When neither cap is active f is unchanged: the
+ * regularised law exactly. Returns the CD_PENALTY_LIMIT_ flags of the caps that acted. */
+int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn, const double vt[3],
+                         cdPenaltyForce *f);
+
+/* the tangent normal stiffness (N/m) of the contact for the step-size estimate, taken at
+ * the largest of: the present overlap, the static overlap under the weight of the pair's
+ * effective mass (|g| / (w_n k_c))^(1/n_exp), and the largest overlap of an impact at
+ * `speed`, ((n_exp + 1) speed^2 / (2 w_n k_c))^(1/(n_exp+1)); the Edinburgh model's
+ * stiffest branch. w_n: the pair's inverse effective mass along n (1/kg); gravity: |g|.
+ * Only the spring sizes the substep: the dissipative forces (friction, d_c, hysteresis)
+ * are capped per substep by cd_penaltyLimitForce and stable at any h. */
+double cd_penaltyStiffness(const cdMaterial *m, double w_n, double gravity, double overlap, double speed);
 
 /* the substep for contacts with the largest single-contact frequency omega_contact
- * (rad/s), an upper bound omega2_max on the squared frequencies of the coupled system
- * and an upper bound rate_max (1/s) on its damping rates (c w):
- *     h = min(pi / (N omega_contact), 1 / sqrt(omega2_max), 1 / rate_max),
+ * (rad/s) and an upper bound omega2_max on the squared frequencies of the coupled system:
+ *     h = min(pi / (N omega_contact), 1 / sqrt(omega2_max)),
  * N = CD_PENALTY_SUBSTEPS_PER_CONTACT: accuracy (restitution), then stability of the
- * semi-implicit Euler at half its limits 2/omega and 2/rate. A zero input sets no bound;
- * INFINITY when none is set. */
-double cd_penaltyStepLimit(double omega_contact, double omega2_max, double rate_max);
+ * semi-implicit Euler at half its limit 2/omega. With the capped damping (h c w <= 1)
+ * h omega <= 1 keeps the damped spring stable too: h^2 omega^2 <= 4 - 2 h c w. A zero
+ * input sets no bound; INFINITY when none is set. */
+double cd_penaltyStepLimit(double omega_contact, double omega2_max);
 
 #endif

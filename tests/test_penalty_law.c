@@ -45,11 +45,8 @@ static void ballInit(cdBall1d *b, cdMaterial m, double mass, double g, double z,
 static int ballSubsteps(const cdBall1d *b, double dt) {
   double w = 1 / b->mass, overlap = b->z < 0 ? -b->z : 0;
   double speed = (b->v < 0 ? -b->v : 0) + b->g * dt;
-  int touching = !b->fresh && b->state[CD_PENALTY_GAP] < 0;
-  double impact = touching ? b->state[CD_PENALTY_IMPACT] : fmax(speed, b->m.min_impact_velocity);
-  cdPenaltyLinear lin;
-  cd_penaltyLinearize(&b->m, w, b->g, overlap, speed, impact, &lin);
-  double h = cd_penaltyStepLimit(sqrt(lin.k * w), lin.k * w, fmax(lin.c * w, lin.ct * w));
+  double k = cd_penaltyStiffness(&b->m, w, b->g, overlap, speed);
+  double h = cd_penaltyStepLimit(sqrt(k * w), k * w);
   double n = ceil(dt / h);
   return n < 1 ? 1 : (int)n;
 }
@@ -58,6 +55,7 @@ static int ballSubsteps(const cdBall1d *b, double dt) {
 static void ballSubstep(cdBall1d *b, double h, double pull) {
   const double vt[3] = {0, 0, 0};
   cd_penaltyContactForce(&b->m, b->z, b->v, vt, b->fresh, b->state, &b->f);
+  cd_penaltyLimitForce(&b->m, h, 1 / b->mass, 1 / b->mass, b->v, vt, &b->f);
   b->fresh = 0;
   b->v += h * (b->f.fn / b->mass - b->g + pull / b->mass);
   b->z += h * b->v;
@@ -398,6 +396,56 @@ CD_TEST(penaltyContactFrictionUsesTheNormalForce) {
   CHECK_NEAR(st[CD_PENALTY_SLIP], 2, 0);
 }
 
+CD_TEST(penaltyLimitForceIsTheLawUnlessTheSubstepWouldReverseTheVelocity) {
+  /* linear spring k 1e5, d_c 100, mu 0.4, v_reg 1e-2; overlap 1e-4 (k delta = 10 N) */
+  cdMaterial m = testMaterial(0, 1e5, 1, 100, 1);
+  m.friction = 0.4;
+  m.friction_regularization = 0.01;
+  const double slow[3] = {3e-3, -4e-3, 0}; /* |v_t| 5e-3 < v_reg: c = mu f_n / v_reg */
+  double st[4] = {0};
+  cdPenaltyForce law, f;
+  cd_penaltyContactForce(&m, -1e-4, -0.01, slow, 1, st, &law);
+  CHECK_NEAR(law.cn, 100, 0);
+  /* c = 0.4 * 11 / 0.01 = 440 N s/m: with w_t = 2 uncapped while h <= 1 / 880 s */
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1e-3, 2, 2, -0.01, slow, &f) == 0);
+  CHECK(memcmp(&f, &law, sizeof f) == 0);
+  /* h = 1e-2: the explicit step would take h w_t c = 8.8 times the slip away; capped at
+   * the impulse that stops it, |f_t| h w_t = |v_t|, against the slip; f_n is untouched
+   * (h w_n d_c = 1e-2 * 0.5 * 100 = 0.5 <= 1) */
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1e-2, 0.5, 2, -0.01, slow, &f) == CD_PENALTY_LIMIT_FRICTION);
+  CHECK(f.fn == law.fn);
+  CHECK_NEAR(f.ft[0], -3e-3 / (1e-2 * 2), 1e-15);
+  CHECK_NEAR(f.ft[1], 4e-3 / (1e-2 * 2), 1e-15);
+  /* sliding fast: full Coulomb mu f_n = 4.4 N unless it would stop the slip in the substep */
+  const double fast[3] = {0, 2, 0};
+  cd_penaltyContactForce(&m, -1e-4, -0.01, fast, 1, st, &law);
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1e-2, 0.5, 2, -0.01, fast, &f) == 0); /* 4.4 * 0.02 < 2 */
+  CHECK_NEAR(f.ft[1], -4.4, 1e-12);
+  CHECK(cd_penaltyLimitForce(&m, 1, 1e-3, 2, -0.01, fast, &f) == CD_PENALTY_LIMIT_FRICTION); /* 8.8 > 2 */
+  CHECK_NEAR(f.ft[1], -2 / (1.0 * 2), 1e-15);
+  /* normal: Hunt-Crossley (e 0.5) closing at an impact velocity of 1e-6 m/s: lambda =
+   * 1.5 (e - 1) k / 1e-6, cn = d_c + |lambda| delta; capped at 1 / (h w_n), the elastic
+   * k delta stays */
+  cdMaterial hc = testMaterial(1, 1e5, 1, 100, 0.5);
+  double st2[4] = {0};
+  cd_penaltyContactForce(&hc, -1e-4, -1e-6, fast, 1, st2, &law);
+  double lambda = cd_penaltyHysteresis(&hc, 1e-6);
+  CHECK_NEAR(law.cn, 100 - lambda * 1e-4, 1e-9 * law.cn);
+  CHECK_NEAR(law.fn, 10 - law.cn * -1e-6, 1e-9);
+  f = law;
+  CHECK(cd_penaltyLimitForce(&hc, 1e-3, 0.5, 0.5, -1e-6, fast, &f) == CD_PENALTY_LIMIT_NORMAL);
+  CHECK_NEAR(f.cn, 1 / (1e-3 * 0.5), 1e-9);
+  CHECK_NEAR(f.fn - f.cn * 1e-6, 10, 1e-12); /* the elastic part */
+  CHECK_NEAR(f.fd, 100 * 1e-6 * (f.cn / law.cn), 1e-18); /* -d_c v_n, scaled like the hysteresis */
+  /* no contact, no force to limit */
+  cd_penaltyContactForce(&m, 1e-4, -0.01, slow, 1, st, &law);
+  f = law;
+  CHECK(cd_penaltyLimitForce(&m, 1, 1, 1, -0.01, slow, &f) == 0 && f.fn == 0 && f.ft[0] == 0);
+}
+
 /* a drop from 0.05 m, 2 s; every out-of-contact energy <= the one before it */
 static void checkDropEnergy(cdMaterial m, const char *what) {
   cdBall1d b;
@@ -444,31 +492,30 @@ CD_TEST(penaltyDropNeverGainsEnergyWithoutAdhesion) {
 }
 
 CD_TEST(penaltyStepLimitResolvesTheContact) {
-  /* a linear undamped contact, 1 kg on k = 1e6: omega = 1000, h = pi / (30 omega) */
+  /* a linear contact, 1 kg on k = 1e6: omega = 1000, h = pi / (30 omega) */
   cdMaterial m = testMaterial(0, 1e6, 1, 0, 1);
-  cdPenaltyLinear lin;
-  cd_penaltyLinearize(&m, 1.0, 9.81, 0, 1.0, 1.0, &lin);
-  CHECK_NEAR(lin.k, 1e6, 0);
-  CHECK_NEAR(lin.c, 0, 0);
-  double h = cd_penaltyStepLimit(sqrt(lin.k), lin.k, lin.c);
+  double k = cd_penaltyStiffness(&m, 1.0, 9.81, 0, 1.0);
+  CHECK_NEAR(k, 1e6, 0);
+  double h = cd_penaltyStepLimit(sqrt(k), k);
   CHECK_NEAR(h, M_PI / (CD_PENALTY_SUBSTEPS_PER_CONTACT * 1000.0), 1e-15);
-  /* heavy damping takes over: c w = 1e5 > omega */
-  m.damping = 1e5;
-  cd_penaltyLinearize(&m, 1.0, 9.81, 0, 1.0, 1.0, &lin);
-  CHECK_NEAR(cd_penaltyStepLimit(sqrt(lin.k), lin.k, lin.c), 1e-5, 1e-18);
+  /* the coupled bound takes over when it is below: 1 / sqrt(omega2) */
+  CHECK_NEAR(cd_penaltyStepLimit(sqrt(k), 1e12), 1e-6, 1e-20);
   /* n = 1.5 linearised at the impact's largest overlap ((n+1) v^2 / (2 w k))^(1/(n+1)) */
   m = testMaterial(1, 1e8, 1.5, 0, 0.5);
-  cd_penaltyLinearize(&m, 1.0, 9.81, 0, 2.0, 2.0, &lin);
+  k = cd_penaltyStiffness(&m, 1.0, 9.81, 0, 2.0);
   double dmax = pow(2.5 * 4 / 2e8, 1 / 2.5);
-  CHECK_NEAR(lin.k, 1.5e8 * sqrt(dmax), 1e-6 * lin.k);
-  CHECK_NEAR(lin.c, fabs(cd_penaltyHysteresis(&m, 2.0)) * pow(dmax, 1.5), 1e-9 * lin.c);
-  /* friction: mu m g / v_reg for a resting load */
+  CHECK_NEAR(k, 1.5e8 * sqrt(dmax), 1e-6 * k);
+  /* the Edinburgh model's un/reloading branch is the stiffer one: k_c / (1 - lambda_P) */
   m = testMaterial(0, 1e6, 1, 0, 1);
+  m.plasticity_ratio = 0.5;
+  CHECK_NEAR(cd_penaltyStiffness(&m, 1.0, 9.81, 0, 1.0), 2e6, 1e-9);
+  /* the dissipative forces are capped, not resolved: damping, hysteresis and friction
+   * leave the stiffness, hence the step, as it is */
+  m = testMaterial(2, 1e6, 1, 1e5, 0.1);
   m.friction = 0.5;
   m.friction_regularization = 1e-3;
-  cd_penaltyLinearize(&m, 0.5, 9.81, 0, 0, 0, &lin);
-  CHECK_NEAR(lin.ct, 0.5 * 2 * 9.81 / 1e-3, 1e-9);
-  CHECK(isinf(cd_penaltyStepLimit(0, 0, 0)));
+  CHECK_NEAR(cd_penaltyStiffness(&m, 1.0, 9.81, 1e-4, 0), 1e6, 0);
+  CHECK(isinf(cd_penaltyStepLimit(0, 0)));
 }
 
 /* ---- the backend on hand-made worlds and contacts (no collision, no pipeline) ---- */
@@ -648,7 +695,9 @@ static void checkSphereSphereAgainstSeed(int hollow) {
   cd_v3scale(n, u, hollow ? -1 : 1);
   cd_v3addScaled(p, hw.body[0].position, u, hollow ? ra + delta / 2 : ra - delta / 2);
   handContact(&hw, 0, 1, p, n, -delta);
-  CHECK(penaltyForcesOnce(&hw, 1e-4) == CD_OK);
+  /* a substep short enough that neither cap of cd_penaltyLimitForce acts (friction would
+   * stop the slip only after |v_t| / (w_t mu f_n) ~ 1e-4 s): the law itself */
+  CHECK(penaltyForcesOnce(&hw, 1e-7) == CD_OK);
   double f0[3], t0[3], f1[3], t1[3];
   const cdBodyDef *A = &hw.body[0], *B = &hw.body[1];
   if (hollow) /* the seed's marker 1 is the hollow sphere: markers (0, 1) = (b, a) */
@@ -771,11 +820,10 @@ CD_TEST(penaltySubstepsResolveTheFastestContact) {
   cdBackendOptions opt = {0};
   CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_OK);
   CHECK(cd_backendPenalty.substeps(st, &hw.scene, &hw.w, 0.01) == (int)ceil(0.01 / h));
-  /* with friction at rest the regularised friction of the bottom contact is stiffer:
-   * c w_t = mu (weight of the pair's effective mass) / v_reg * (1/m + r^2/I) */
+  /* friction, capped in the forces, does not shorten the step */
   hw.mat[1].friction = 0.5;
   double hf = cd_penaltyStableStep(&hw.scene, &hw.w, &hw.w.contacts, 0.01, scratch);
-  CHECK(hf < h);
+  CHECK(hf == h);
   cd_backendPenalty.free(st);
   /* no contacts: nothing bounds the step */
   hw.w.contacts.ncon = 0;
@@ -795,7 +843,7 @@ CD_TEST(penaltyBackendMakeReportsAllocationFailure) {
   handWorldFinish(&hw);
   char err[128];
   cdBackendOptions opt = {0};
-  for (long k = 1; k <= 3; k++) {
+  for (long k = 1; k <= 4; k++) {
     long live = cd_allocLive();
     void *st = (void *)1;
     cd_allocFailAt(k);

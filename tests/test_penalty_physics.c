@@ -230,3 +230,97 @@ CD_TEST(penaltyAdhesionHoldsWhatItShould) {
   double gone = pipelineAdhesionGap(8);
   CHECK_MSG(gone > 0.1, "f_adh < m g should let go (gap %g)", gone);
 }
+
+CD_TEST(penaltyPileSubstepsSetByTheNormalSprings) {
+  /* eight spheres (r 0.1, 1 kg, k 1e6, d 1e3, mu 0.5, v_reg 1e-3: scenes/sphere-pile.json's
+   * material) in two 2x2 layers, the upper one shifted, dropped onto each other and the
+   * ground. The normal springs need pi / (30 omega) with omega = sqrt(k (1/m + 1/m)) for a
+   * sphere pair, the fastest contact: N_k = ceil(30 dt omega / pi) substeps a step. The
+   * friction (rate mu f_n / (v_reg m_eff) ~ 1e7 1/s in the impacts) is capped, not
+   * resolved, so no step takes more than 4 N_k (the coupled springs' and damping's bounds
+   * are below pi / (30 omega) for this pile). And the pile stays stable: the energy never
+   * rises above its start, and at the end no sphere is deeper in the ground than the whole
+   * pile's weight would press one: 8 m g / k. */
+  const char *text =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 150,"
+      " \"ground\": {\"height\": 0, \"material\": \"g\"},"
+      " \"materials\": {\"g\": {\"friction\": 0.5, \"stiffness\": 1e6, \"damping\": 1000,"
+      "   \"friction_regularization\": 1e-3}},"
+      " \"bodies\": ["
+      "  {\"name\": \"a0\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [-0.1, -0.1, 0.11], \"material\": \"g\"},"
+      "  {\"name\": \"a1\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [0.1, -0.1, 0.11], \"material\": \"g\"},"
+      "  {\"name\": \"a2\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [-0.1, 0.1, 0.11], \"material\": \"g\"},"
+      "  {\"name\": \"a3\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [0.1, 0.1, 0.11], \"material\": \"g\"},"
+      "  {\"name\": \"b0\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [-0.07, -0.08, 0.33], \"material\": \"g\"},"
+      "  {\"name\": \"b1\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [0.13, -0.08, 0.33], \"material\": \"g\"},"
+      "  {\"name\": \"b2\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [-0.07, 0.12, 0.33], \"material\": \"g\"},"
+      "  {\"name\": \"b3\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1, \"position\": [0.13, 0.12, 0.33], \"material\": \"g\"}]}";
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return;
+  const double k = 1e6, m = 1, g = 9.81;
+  int nk = (int)ceil(30 * s.scene.dt * sqrt(2 * k / m) / M_PI);
+  double e0 = totalEnergy(&s), worst = -INFINITY;
+  long total = 0;
+  int most = 0, ncontact = 0;
+  for (long step = 0; step < s.scene.nstep; step++) {
+    if (cd_simStep(&s)) break;
+    total += s.stats.substeps;
+    if (s.stats.substeps > most) most = s.stats.substeps;
+    double e = totalEnergy(&s);
+    if (!(e - e0 <= worst)) worst = e - e0;
+    if (s.world->contacts.ncon > ncontact) ncontact = s.world->contacts.ncon;
+  }
+  double lowest = INFINITY;
+  for (int i = 0; i < s.scene.nbody; i++) {
+    double z = cd_simLowestZ(&s, i);
+    if (!(z >= lowest)) lowest = z;
+  }
+  printf("    pile of 8: %ld substeps in %ld steps, at most %d a step (springs need %d), up to %d contacts,"
+         " energy rise %.3g J, lowest point %.3g m (8 m g / k = %.3g)\n",
+         total, s.scene.nstep, most, nk, ncontact, worst, lowest, 8 * m * g / k);
+  CHECK(ncontact >= 8);
+  CHECK_MSG(most <= 4 * nk, "%d substeps in one step, the springs need %d", most, nk);
+  CHECK(worst <= 0);
+  CHECK(lowest >= -8 * m * g / k);
+  cd_simFree(&s);
+}
+
+CD_TEST(penaltyContactClosingAtRestTakesTheSpringsSubsteps) {
+  /* a 1 kg ball (r 0.1) that starts touching the ground (overlap 1e-9 m) at 1e-6 m/s:
+   * impact model 2, e 0.5, no minimum impact velocity, no d_c. The seed's hysteresis
+   * lambda ~ k / 1e-6 makes a damper of rate ~1e7 1/s at the static overlap m g / k (the
+   * step would need ~1e5 substeps to resolve it); it is capped, so the step stays the one the
+   * spring needs, ceil(30 dt sqrt(k / m) / pi), and the ball comes to rest at m g / k
+   * without gaining energy (the cap stops v_n within a substep, never reverses it). */
+  const char *text =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 100,"
+      " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+      " \"materials\": {\"m\": {\"friction\": 0.3, \"stiffness\": 1e6, \"damping\": 0, \"restitution\": 0.5,"
+      "   \"impact_model\": 2, \"min_impact_velocity\": 0}},"
+      " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+      "   \"position\": [0, 0, 0.099999999], \"velocity\": [0, 0, -1e-6], \"material\": \"m\"}]}";
+  cdSim s;
+  if (cd_simMake(&s, text, "penalty", NULL)) return;
+  const double k = 1e6, m = 1, g = 9.81;
+  int nk = (int)ceil(30 * s.scene.dt * sqrt(k / m) / M_PI);
+  double e0 = totalEnergy(&s), worst = -INFINITY, impact = 0;
+  int most = 0;
+  for (long step = 0; step < s.scene.nstep; step++) {
+    if (cd_simStep(&s)) break;
+    if (s.stats.substeps > most) most = s.stats.substeps;
+    double e = totalEnergy(&s);
+    if (!(e - e0 <= worst)) worst = e - e0;
+    if (s.world->contacts.ncon > 0 && s.world->contacts.con[0].state[CD_PENALTY_IMPACT] > impact)
+      impact = s.world->contacts.con[0].state[CD_PENALTY_IMPACT];
+  }
+  double z = s.world->x[2];
+  printf("    closing at rest: impact velocity %.2g m/s, at most %d substeps a step (spring: %d), z = %.9f"
+         " (r - m g / k = %.9f), energy rise %.3g J\n",
+         impact, most, nk, z, 0.1 - m * g / k, worst);
+  CHECK_NEAR(impact, 1e-6, 1e-9);
+  CHECK_MSG(most <= nk, "%d substeps in one step, the spring needs %d", most, nk);
+  CHECK_NEAR(z, 0.1 - m * g / k, 1e-7);
+  CHECK_NEAR(s.world->v[2], 0, 1e-6);
+  CHECK(worst <= 0);
+  cd_simFree(&s);
+}
