@@ -97,6 +97,7 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
                      cdSolveStats *stats) {
   int n = be->substeps(bs, scene, w, dt);
   if (n < 1) n = 1;
+  if ((double)n * (double)(w->contacts.ncon + w->nbody) > CD_WORLD_MAX_FORCE_WORK) return CD_ERR_LIMIT;
   double h = dt / n;
   for (int s = 0; s < n; s++) {
     int st = collide(scene, w, h);
