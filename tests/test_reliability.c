@@ -435,7 +435,7 @@ CD_TEST(overflowingStiffnessExitsThreeWithAMessage) {
   char scene[1024], out[512], err[8192];
   scenePath(scene, sizeof scene, "sliding-cube.json");
   snprintf(out, sizeof out, "%s/stiff.h5", tmpdir());
-  Limits lim = {20, 0, 0};
+  Limits lim = {20, 0, 0, 0};
   int code = RUN(&lim, err, NULL, scene, "--model", "penalty", "--set", "/materials/steel/stiffness=1e300", "--steps",
                  "3", "--out", out, "--quiet");
   CHECK_MSG(code == 3, "exit %d: %s", code, err);
@@ -458,7 +458,7 @@ CD_TEST(readOnlyOutputFileExitsOneNamesItAndKeepsItsContents) {
   snprintf(out, sizeof out, "%s/keep.h5", sub);
   CHECK(writeFile(out, "precious") == 0);
   CHECK(chmod(out, 0444) == 0);
-  Limits lim = {20, 0, 1};
+  Limits lim = {20, 0, 1, 0};
   int code = RUN(&lim, err, NULL, scene, "--out", out, "--steps", "3", "--quiet");
   CHECK_MSG(code == 1, "exit %d: %s", code, err);
   CHECK_MSG(strstr(err, out) != NULL, "stderr: %s", err);
@@ -471,7 +471,7 @@ CD_TEST(outputOntoADirectoryExitsOne) {
   if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
   char scene[1024], err[8192];
   scenePath(scene, sizeof scene, "sliding-cube.json");
-  Limits lim = {20, 0, 0};
+  Limits lim = {20, 0, 0, 0};
   int code = RUN(&lim, err, NULL, scene, "--out", tmpdir(), "--steps", "3", "--quiet");
   CHECK_MSG(code == 1, "exit %d: %s", code, err);
   CHECK_MSG(strstr(err, tmpdir()) != NULL, "stderr: %s", err);
@@ -489,7 +489,7 @@ CD_TEST(fullDiskEndsWithAnErrorAndAFileThatOpens) {
   scenePath(scene, sizeof scene, "sliding-cube.json");
   snprintf(out, sizeof out, "%s/full.h5", tmpdir());
   enum { LIMIT = 256 * 1024 };
-  Limits lim = {60, LIMIT, 0};
+  Limits lim = {60, LIMIT, 0, 0};
   int code = RUN(&lim, err, NULL, scene, "--model", "lcp", "--steps", "200000", "--out", out, "--quiet");
   CHECK_MSG(code == 1, "exit %d: %s", code, err);
   CHECK_MSG(strstr(err, "I/O error") && strstr(err, out) && countLines(err, "\n") == 1, "stderr: %s", err);
@@ -521,7 +521,7 @@ CD_TEST(nonConvergenceIsSaidOnceAndCountedInTheFile) {
   char scene[1024], out[512], err[16384];
   scenePath(scene, sizeof scene, "cube-stack.json");
   snprintf(out, sizeof out, "%s/nc.h5", tmpdir());
-  Limits lim = {30, 0, 0};
+  Limits lim = {30, 0, 0, 0};
   int code = RUN(&lim, err, NULL, scene, "--model", "ccp", "--solver", "pgs", "--max-iterations", "1", "--steps",
                  "20", "--out", out);
   CHECK_MSG(code == 0, "exit %d: %s", code, err);
