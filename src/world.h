@@ -58,7 +58,8 @@ void cd_worldFree(cdWorld *w);
  *   - impulse models: the Delassus operator G would exceed CD_WORLD_MAX_DELASSUS_BLOCKS
  *     3x3 blocks (bounded by sum over moving bodies of contacts^2; ~80 bytes a block), or
  *   - force models: substeps x (contacts + bodies) of the step would exceed
- *     CD_WORLD_MAX_FORCE_WORK (about 15 ns each on one core).
+ *     CD_WORLD_MAX_FORCE_WORK (about 30 ns each on one core, plus a few
+ *     microseconds a substep).
  * The contact set also holds at most CD_CONTACT_MAX contacts (contact.h; then CD_ERR_NOMEM). */
 #define CD_WORLD_MAX_DELASSUS_BLOCKS 2000000.0
 #define CD_WORLD_MAX_FORCE_WORK 1e9
