@@ -109,7 +109,7 @@ FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
 
 $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=c11 $(FUZZ_OPT) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=c11 $(FUZZ_OPT) -fsanitize=fuzzer-no-link $(WARN) -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=c11 $(FUZZ_OPT) -fsanitize=fuzzer $(WARN) -o $@ $^ $(LIBS)
@@ -127,6 +127,8 @@ fuzz: $(FUZZ_DIR)/fuzz_scene $(FUZZ_DIR)/fuzz_step
 	$(FUZZ_DIR)/fuzz_step -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=30 -rss_limit_mb=4096 \
 	  -dict=tests/fuzz/scene.dict -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-step- \
 	  $(FUZZ_DIR)/corpus/step $(FUZZ_DIR)/seeds/step tests/fuzz/regressions
+
+-include $(FUZZ_LIB_OBJ:.o=.d)
 
 # one short run of every model under valgrind memcheck (scripts/valgrind-check)
 valgrind: $(BUILD)/cdsim
