@@ -175,8 +175,9 @@ int cd_run(const cdRunConfig *cfg) {
     }
     if (st == CD_ERR_LIMIT) {
       snprintf(status, sizeof status,
-               "step %ld exceeds the work limit (%d contacts; bodies deep inside each other?)", k,
-               w->contacts.ncon);
+               "step %ld exceeds the work limit (%d contacts; bodies deep inside each other, or for "
+               "--model penalty contacts too stiff: --substeps N bounds it)", k,
+               w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon);
       code = CD_EXIT_FAILED;
       break;
     }

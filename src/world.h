@@ -57,12 +57,16 @@ void cd_worldFree(cdWorld *w);
  * run out of memory or stall when
  *   - impulse models: the Delassus operator G would exceed CD_WORLD_MAX_DELASSUS_BLOCKS
  *     3x3 blocks (bounded by sum over moving bodies of contacts^2; ~80 bytes a block), or
- *   - force models: substeps x (contacts + bodies) of the step would exceed
- *     CD_WORLD_MAX_FORCE_WORK (about 30 ns each on one core, plus a few
- *     microseconds a substep).
+ *   - force models: the step's substeps x (CD_WORLD_FORCE_WORK_SUBSTEP
+ *     + CD_WORLD_FORCE_WORK_BODY x bodies + contacts) would exceed CD_WORLD_MAX_FORCE_WORK:
+ *     a unit is about the 30 ns one contact costs a substep (measured: a substep costs ~3 us,
+ *     plus ~1 us a body for the collision, plus ~30 ns a contact), so a step is held to
+ *     about 30 s on one core.
  * The contact set also holds at most CD_CONTACT_MAX contacts (contact.h; then CD_ERR_NOMEM). */
 #define CD_WORLD_MAX_DELASSUS_BLOCKS 2000000.0
 #define CD_WORLD_MAX_FORCE_WORK 1e9
+#define CD_WORLD_FORCE_WORK_SUBSTEP 100.0
+#define CD_WORLD_FORCE_WORK_BODY 30.0
 int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,
                  cdSolveStats *stats);
 
