@@ -124,7 +124,7 @@ fuzz: $(FUZZ_DIR)/fuzz_scene $(FUZZ_DIR)/fuzz_step
 	$(FUZZ_DIR)/fuzz_scene -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=20 -rss_limit_mb=4096 \
 	  -dict=tests/fuzz/scene.dict -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-scene- \
 	  $(FUZZ_DIR)/corpus/scene $(FUZZ_DIR)/seeds/scene tests/fuzz/regressions
-	$(FUZZ_DIR)/fuzz_step -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=30 -rss_limit_mb=4096 \
+	$(FUZZ_DIR)/fuzz_step -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=60 -rss_limit_mb=4096 \
 	  -dict=tests/fuzz/scene.dict -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-step- \
 	  $(FUZZ_DIR)/corpus/step $(FUZZ_DIR)/seeds/step tests/fuzz/regressions
 
