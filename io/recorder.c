@@ -517,6 +517,13 @@ static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo 
 
 cdRecorder *cd_recorderOpen(const char *path, const cdScene *scene, const cdRunInfo *info, char *err,
                             size_t errlen) {
+  /* No library shutdown at exit: after a write failed (a full disk) H5Fclose fails and
+   * leaves the file's ID pointing at a half-closed file, and HDF5's atexit handler
+   * (H5_term_library -> H5F__close_cb) then dereferences it: the process that reported
+   * the error cleanly died of SIGSEGV on its way out. Every file the recorder closes
+   * successfully is complete on disk, so skipping the shutdown loses nothing. Only
+   * effective before the library's first use; later calls fail harmlessly. */
+  H5dont_atexit();
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   cdRecorder *r = cd_calloc(1, sizeof *r);
   if (!r) {

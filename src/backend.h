@@ -41,7 +41,8 @@ enum {
   CD_OK = 0,
   CD_ERR_NOMEM = -1,   /* an allocation failed */
   CD_ERR_NUMERIC = -2, /* a numerical breakdown the backend could not recover from */
-  CD_ERR_USAGE = -3    /* bad option (unknown solver name, ...) */
+  CD_ERR_USAGE = -3,   /* bad option (unknown solver name, ...) */
+  CD_ERR_LIMIT = -4    /* the step exceeds a size or work limit (world.h): a degenerate scene */
 };
 
 typedef struct cdBackend {

@@ -30,6 +30,7 @@ static int grow(cdContactSet *s, int cap) {
 }
 
 cdContact *cd_contactSetPush(cdContactSet *s) {
+  if (s->ncon >= CD_CONTACT_MAX) return NULL;
   if (s->ncon == s->cap && grow(s, s->cap ? 2 * s->cap : 64)) return NULL;
   cdContact *c = &s->con[s->ncon];
   memset(c, 0, sizeof *c);

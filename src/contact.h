@@ -45,7 +45,11 @@ typedef struct cdContactSet {
 void cd_contactSetInit(cdContactSet *s);
 void cd_contactSetFree(cdContactSet *s);
 void cd_contactSetClear(cdContactSet *s);
-/* a new zeroed contact at the end, or NULL when memory runs out */
+/* the most contacts a set holds (256 MiB of cdContact): beyond it a push fails as if
+ * memory ran out, so a degenerate scene (thousands of bodies at one point) cannot
+ * exhaust the memory or overflow the int counts */
+#define CD_CONTACT_MAX (1 << 20)
+/* a new zeroed contact at the end, or NULL when memory runs out or at CD_CONTACT_MAX */
 cdContact *cd_contactSetPush(cdContactSet *s);
 int cd_contactSetSetAlpha(cdContactSet *s, int nalpha); /* 0 ok, -1 no memory */
 

@@ -187,6 +187,23 @@ int cd_problemFreeVelocity(const cdScene *scene, cdWorld *w, double dt) {
   return ok ? CD_OK : CD_ERR_NOMEM;
 }
 
+/* an upper bound on the 3x3 blocks of G = J M^-1 J^T: contacts i and j couple when they
+ * share a moving body, so at most sum over moving bodies of (its contacts)^2 blocks */
+static int delassusBlocks(const cdWorld *w, double *blocks) {
+  int *count = cd_calloc((size_t)(w->nbody > 0 ? w->nbody : 1), sizeof *count);
+  if (!count) return CD_ERR_NOMEM;
+  for (int i = 0; i < w->contacts.ncon; i++)
+    for (int s = 0; s < 2; s++) {
+      int b = w->contacts.con[i].body[s];
+      if (b >= 0 && w->dof[b] >= 0) count[b]++;
+    }
+  double sum = 0;
+  for (int b = 0; b < w->nbody; b++) sum += (double)count[b] * (double)count[b];
+  cd_free(count);
+  *blocks = sum;
+  return CD_OK;
+}
+
 int cd_problemBuild(const cdScene *scene, cdWorld *w, double dt, cdProblemWork *pw) {
   cdContactProblem *p = &w->cp;
   int nc = w->contacts.ncon;
@@ -197,6 +214,9 @@ int cd_problemBuild(const cdScene *scene, cdWorld *w, double dt, cdProblemWork *
     cd_blockMatrixFree(&p->G);
     return CD_OK;
   }
+  double blocks;
+  if (delassusBlocks(w, &blocks)) return CD_ERR_NOMEM;
+  if (blocks > CD_WORLD_MAX_DELASSUS_BLOCKS) return CD_ERR_LIMIT;
   cholmod_common *cm = &w->cm;
   pw->Jt = jacobianT(w, cm);
   if (!pw->Jt) return CD_ERR_NOMEM;

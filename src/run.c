@@ -169,8 +169,16 @@ int cd_run(const cdRunConfig *cfg) {
     st = cd_worldStep(&scene, w, be, bstate, scene.dt, &stats);
     int bad = st == CD_OK ? cd_worldCheckFinite(w) : -1;
     if (st == CD_ERR_NOMEM) {
-      snprintf(status, sizeof status, "out of memory at step %ld", k);
+      snprintf(status, sizeof status, "out of memory at step %ld (%d contacts)", k, w->contacts.ncon);
       code = CD_EXIT_ERROR;
+      break;
+    }
+    if (st == CD_ERR_LIMIT) {
+      snprintf(status, sizeof status,
+               "step %ld exceeds the work limit (%d contacts; bodies deep inside each other, or for "
+               "--model penalty contacts too stiff: --substeps N bounds it)", k,
+               w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon);
+      code = CD_EXIT_FAILED;
       break;
     }
     if (st != CD_OK) {

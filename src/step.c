@@ -104,6 +104,14 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
   for (int s = 0; s < n; s++) {
     int st = collide(scene, w, h);
     if (st) return st;
+    /* the work of the step (world.h), before any is done: from the larger of the last
+     * step's contacts (the ones the substep count came from) and the present ones (the
+     * bodies may have flown apart, or closed, since) */
+    if (s == 0) {
+      int nc = w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon;
+      double per = CD_WORLD_FORCE_WORK_SUBSTEP + CD_WORLD_FORCE_WORK_BODY * w->nbody + (double)nc;
+      if ((double)n * per > CD_WORLD_MAX_FORCE_WORK) return CD_ERR_LIMIT;
+    }
     /* lambda holds the impulse of this step: carried across substeps, zeroed at the first */
     if (s == 0)
       for (int i = 0; i < w->contacts.ncon; i++) memset(w->contacts.con[i].lambda, 0, 3 * sizeof(double));

@@ -51,7 +51,22 @@ cdWorld *cd_worldMake(const cdScene *scene);
 void cd_worldFree(cdWorld *w);
 
 /* one time step of length dt through the pipeline (step.c): collide, build, solve,
- * integrate. Returns CD_OK, CD_ERR_NOMEM or CD_ERR_NUMERIC. */
+ * integrate. Returns CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC or CD_ERR_LIMIT: bodies deep
+ * inside each other make every contact of a body touch every other, and the work grows
+ * with the square of the bodies at one place; a step is refused (CD_ERR_LIMIT) rather than
+ * run out of memory or stall when
+ *   - impulse models: the Delassus operator G would exceed CD_WORLD_MAX_DELASSUS_BLOCKS
+ *     3x3 blocks (bounded by sum over moving bodies of contacts^2; ~80 bytes a block), or
+ *   - force models: the step's substeps x (CD_WORLD_FORCE_WORK_SUBSTEP
+ *     + CD_WORLD_FORCE_WORK_BODY x bodies + contacts) would exceed CD_WORLD_MAX_FORCE_WORK:
+ *     a unit is about the 30 ns one contact costs a substep (measured: a substep costs ~3 us,
+ *     plus ~1 us a body for the collision, plus ~30 ns a contact), so a step is held to
+ *     about 30 s on one core.
+ * The contact set also holds at most CD_CONTACT_MAX contacts (contact.h; then CD_ERR_NOMEM). */
+#define CD_WORLD_MAX_DELASSUS_BLOCKS 2000000.0
+#define CD_WORLD_MAX_FORCE_WORK 1e9
+#define CD_WORLD_FORCE_WORK_SUBSTEP 100.0
+#define CD_WORLD_FORCE_WORK_BODY 30.0
 int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,
                  cdSolveStats *stats);
 
