@@ -26,6 +26,9 @@ extern const cdBackend cd_backendLcp;
 /* an explicit --solver lemke still falls back to bgs above this size (A would need
  * 8 n^2 bytes: 72 MB here) */
 #define CD_LCP_LEMKE_MAX 3000
+/* the pivot limit of Lemke inside the simulation (the solver's own default, 20 n + 1000, is
+ * for general LCPs such as Murty's 2^n - 1 pivot example) */
+#define CD_LCP_LEMKE_PIVOTS(n) (3 * (n) + 100)
 
 /* variables of the LCP: ncon (m + 2) */
 int cd_lcpSize(int ncon, int m);

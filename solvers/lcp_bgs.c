@@ -246,6 +246,9 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
                                of (64 (m + 2))^2 doubles, 1.2 MB at m = 4) */
 #define STALL_SWEEPS 20     /* sweeps between stall tests */
 #define STALL_FACTOR 0.1    /* a stall: the residual above this fraction of the last test's */
+#define CLUSTER_TRIES 2     /* cluster solves that did not help before a solve stops trying:
+                               each costs a dense Lemke, which degenerate clusters (redundant
+                               box-box contacts) can drive to its pivot limit */
 #define CLUSTERS_A_STALL 4  /* clusters solved a stall, around the worst contacts left */
 
 typedef struct {
@@ -325,7 +328,7 @@ static int clusterSolve(const cdContactProblem *p, int m, const double *D, doubl
   sp.G.rowptr[nl] = k;
   double *b = A + (size_t)nv * (size_t)nv, *zl = b + nv;
   cd_lcpBuildDense(&sp, m, D, A, b);
-  cdLemkeOptions lo = {.work = lw};
+  cdLemkeOptions lo = {.work = lw, .max_pivots = CD_LCP_LEMKE_PIVOTS(nv)};
   int st = cd_lemkeSolve(nv, A, b, zl, &lo, NULL);
   /* an inaccurate basis is taken too: the caller keeps the step only if it helps */
   if (st == CD_LEMKE_SOLVED || st == CD_LEMKE_INACCURATE) {
@@ -383,7 +386,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cw.cres = cw.w + n;
   double *zsave = cw.cres + nc, *lsave = zsave + n; /* (n), (3 ncon): the iterate before the clusters */
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
-  int rc = CD_OK, ref_sweep = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
+  int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
 
   /* the stopping threshold: tol max(1, ||b||_inf), b = (g_N, D^T g_T, 0) */
   double bnorm = 0.0;
@@ -438,7 +441,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     res = cd_lcpResidual(p, m, D, z, work);
     if (!isfinite(res)) break;
     if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
-      if (res > STALL_FACTOR * ref_res) {
+      if (res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES) {
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
@@ -467,6 +470,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         } else {
           memcpy(z, zsave, (size_t)n * sizeof *z);
           memcpy(lam, lsave, 3 * (size_t)nc * sizeof *lam);
+          cluster_fails++;
         }
       }
       ref_sweep = st.sweeps;
