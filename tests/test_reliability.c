@@ -25,54 +25,9 @@
 #include "backends.h"
 #include "run.h"
 #include "scene_json.h"
+#include "cli_util.h"
 #include "test.h"
 #include "world.h"
-
-static char g_dir[256];
-
-static const char *tmpdir(void) {
-  if (!g_dir[0]) {
-    strcpy(g_dir, "/tmp/cdsim-rel-XXXXXX");
-    if (!mkdtemp(g_dir)) g_dir[0] = 0;
-  }
-  return g_dir;
-}
-
-__attribute__((destructor)) static void removeTmpdir(void) {
-  if (!g_dir[0]) return;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "chmod -R u+w '%s'; rm -rf '%s'", g_dir, g_dir);
-  if (system(cmd) != 0) fprintf(stderr, "test_reliability: could not remove %s\n", g_dir);
-}
-
-static const char *bin(void) { return getenv("CDSIM_BIN"); }
-
-static int haveBin(void) {
-  struct stat st;
-  return bin() && stat(bin(), &st) == 0;
-}
-
-static void scenePath(char *buf, size_t n, const char *name) {
-  const char *root = getenv("CDSIM_ROOT");
-  snprintf(buf, n, "%s/scenes/%s", root ? root : ".", name);
-}
-
-static void readFile(const char *path, char *buf, size_t n) {
-  buf[0] = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return;
-  size_t k = fread(buf, 1, n - 1, f);
-  buf[k] = 0;
-  fclose(f);
-}
-
-static int writeFile(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return -1;
-  size_t n = strlen(text);
-  int ok = fwrite(text, 1, n, f) == n;
-  return fclose(f) == 0 && ok ? 0 : -1;
-}
 
 static int countLines(const char *s, const char *needle) {
   int n = 0;
@@ -80,97 +35,13 @@ static int countLines(const char *s, const char *needle) {
   return n;
 }
 
-/* child limits of runArgs */
-typedef struct {
-  int seconds;         /* SIGALRM after this long (a hang) */
-  long fsize;          /* RLIMIT_FSIZE bytes, 0: none */
-  int drop_privileges; /* as root, run as nobody (so file permissions apply) */
-  long address_space;  /* RLIMIT_AS bytes, 0: none (ignored for a sanitizer build, whose
-                          shadow memory is terabytes of address space) */
-} Limits;
+typedef cdCliLimits Limits;
 
-/* runs cdsim with the arguments (NULL-terminated, without argv[0]) under the limits; stderr
- * goes to err. Returns the exit status, or 128 + signal; *secs gets the wall time. */
-static int runArgs(const char *const *args, const Limits *lim, char *err, size_t errn, double *secs) {
-  char fe[512];
-  snprintf(fe, sizeof fe, "%s/stderr", tmpdir());
-  const char *argv[64];
-  int n = 0;
-  argv[n++] = bin();
-  for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-  argv[n] = NULL;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int o = open("/dev/null", O_WRONLY), e = open(fe, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    dup2(o, 1);
-    dup2(e, 2);
-    if (lim->fsize > 0) {
-      signal(SIGXFSZ, SIG_IGN);
-      struct rlimit rl = {(rlim_t)lim->fsize, (rlim_t)lim->fsize};
-      if (setrlimit(RLIMIT_FSIZE, &rl)) _exit(126);
-    }
-    if (lim->address_space > 0 && !strstr(argv[0], "asan")) {
-      struct rlimit rl = {(rlim_t)lim->address_space, (rlim_t)lim->address_space};
-      if (setrlimit(RLIMIT_AS, &rl)) _exit(126);
-    }
-    if (lim->drop_privileges && geteuid() == 0 && (setgid(65534) || setuid(65534))) _exit(126);
-    alarm((unsigned)lim->seconds); /* kept across exec: SIGALRM ends a hang */
-    execv(argv[0], (char *const *)(void *)argv);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (secs) *secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  if (err) readFile(fe, err, errn);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+#define RUN(lim, err, secs, ...) \
+  cd_cliRun((const char *const[]){__VA_ARGS__, NULL}, lim, NULL, 0, err, sizeof(err), secs)
 
-#define RUN(lim, err, secs, ...) runArgs((const char *const[]){__VA_ARGS__, NULL}, lim, err, sizeof(err), secs)
-
-/* a string attribute of the root group ("" when missing); -1 when the file does not open */
-static int readStatus(const char *file, char *buf, size_t n) {
-  buf[0] = 0;
-  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return -1;
-  hid_t a = H5Aopen(f, "status", H5P_DEFAULT);
-  if (a >= 0) {
-    char *s = NULL;
-    hid_t mt = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mt, H5T_VARIABLE);
-    H5Tset_cset(mt, H5T_CSET_UTF8);
-    if (H5Aread(a, mt, &s) >= 0 && s) {
-      snprintf(buf, n, "%s", s);
-      H5free_memory(s);
-    }
-    H5Tclose(mt);
-    H5Aclose(a);
-  }
-  H5Fclose(f);
-  return 0;
-}
-
-/* a whole 1-D dataset as doubles; returns the length or -1 */
-static long readColumn(const char *file, const char *path, double **out) {
-  *out = NULL;
-  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return -1;
-  hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
-  long n = -1;
-  if (d >= 0) {
-    hid_t sp = H5Dget_space(d);
-    n = (long)H5Sget_simple_extent_npoints(sp);
-    *out = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
-    if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0) n = -1;
-    H5Sclose(sp);
-    H5Dclose(d);
-  }
-  H5Fclose(f);
-  return n;
-}
+/* the status attribute of a file ("" when missing); -1 when the file does not open */
+static int readStatus(const char *file, char *buf, size_t n) { return cd_cliReadAttr(file, "status", buf, n); }
 
 static const char *const MODELS[] = {"lcp", "ccp", "penalty"};
 
@@ -178,10 +49,10 @@ static const char *const MODELS[] = {"lcp", "ccp", "penalty"};
 
 CD_TEST(everyAllocationFailureOfAWholeRunEndsCleanlyWithoutLeakForEveryModel) {
   char scene[512], out[512], errpath[512];
-  snprintf(scene, sizeof scene, "%s/tiny.json", tmpdir());
-  snprintf(out, sizeof out, "%s/tiny.h5", tmpdir());
-  snprintf(errpath, sizeof errpath, "%s/tiny.err", tmpdir());
-  CHECK(writeFile(scene, "{\"dt\": 0.01, \"steps\": 3, \"ground\": {},\n"
+  snprintf(scene, sizeof scene, "%s/tiny.json", cd_cliTmpdir());
+  snprintf(out, sizeof out, "%s/tiny.h5", cd_cliTmpdir());
+  snprintf(errpath, sizeof errpath, "%s/tiny.err", cd_cliTmpdir());
+  CHECK(cd_cliWriteFile(scene, "{\"dt\": 0.01, \"steps\": 3, \"ground\": {},\n"
                          " \"bodies\": [{\"name\": \"cube\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1,\n"
                          "   \"position\": [0, 0, 0.1], \"velocity\": [2, 0, 0]}]}\n") == 0);
   cdSceneSet set = {"/bodies/0/angular_velocity", "[0, 0, 1]"};
@@ -217,7 +88,7 @@ CD_TEST(everyAllocationFailureOfAWholeRunEndsCleanlyWithoutLeakForEveryModel) {
       fflush(stderr);
       dup2(saved, 2);
       char msg[8192];
-      readFile(errpath, msg, sizeof msg);
+      cd_cliReadFile(errpath, msg, sizeof msg);
       CHECK_MSG(cd_allocLive() == live, "%s, allocation %ld failed: %ld blocks leaked", MODELS[m], k,
                 cd_allocLive() - live);
       char status[4096];
@@ -254,9 +125,9 @@ static const char *const GROUND = "\"ground\": {}";
  * message); never a signal. Returns the largest wall time. */
 static double hostile(const char *label, const char *text, int reject, int auto_substeps, int seconds) {
   char path[512], out[512], err[8192];
-  snprintf(path, sizeof path, "%s/hostile.json", tmpdir());
-  snprintf(out, sizeof out, "%s/hostile.h5", tmpdir());
-  if (writeFile(path, text)) {
+  snprintf(path, sizeof path, "%s/hostile.json", cd_cliTmpdir());
+  snprintf(out, sizeof out, "%s/hostile.h5", cd_cliTmpdir());
+  if (cd_cliWriteFile(path, text)) {
     cd_testFail(__FILE__, __LINE__, "%s: cannot write the scene", label);
     return 0;
   }
@@ -295,7 +166,7 @@ static void oneBody(char *buf, size_t n, const char *settings, const char *body,
 }
 
 CD_TEST(extremeNumbersGiveACleanErrorOrASaneRun) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   static const struct {
     const char *label, *body, *settings;
   } cases[] = {
@@ -325,7 +196,7 @@ CD_TEST(extremeNumbersGiveACleanErrorOrASaneRun) {
 }
 
 CD_TEST(malformedAndOversizedFilesAreRejectedWithAMessage) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   /* 2000 levels of nesting */
   size_t n = 4000 + 64;
   char *deep = malloc(n);
@@ -366,7 +237,7 @@ CD_TEST(malformedAndOversizedFilesAreRejectedWithAMessage) {
 }
 
 CD_TEST(fiveHundredBodiesAtOnePointFinishInBoundedTimeUnderEveryModel) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   static const char *const shapes[] = {"\"shape\": \"sphere\", \"radius\": 0.1", "\"shape\": \"cube\", \"size\": 0.2"};
   size_t n = 500 * 128 + 256;
   char *text = malloc(n);
@@ -383,7 +254,7 @@ CD_TEST(fiveHundredBodiesAtOnePointFinishInBoundedTimeUnderEveryModel) {
 }
 
 CD_TEST(bodiesInsideEachOtherRunOrFailCleanly) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   char text[2048];
   snprintf(text, sizeof text,
            "{\"dt\": 0.01, \"steps\": 5, %s, \"bodies\": ["
@@ -406,7 +277,7 @@ CD_TEST(bodiesInsideEachOtherRunOrFailCleanly) {
 }
 
 CD_TEST(extremeMaterialsRunOrFailCleanly) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   static const struct {
     const char *label, *material;
   } cases[] = {
@@ -431,10 +302,10 @@ CD_TEST(extremeMaterialsRunOrFailCleanly) {
 }
 
 CD_TEST(overflowingStiffnessExitsThreeWithAMessage) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   char scene[1024], out[512], err[8192];
-  scenePath(scene, sizeof scene, "sliding-cube.json");
-  snprintf(out, sizeof out, "%s/stiff.h5", tmpdir());
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
+  snprintf(out, sizeof out, "%s/stiff.h5", cd_cliTmpdir());
   Limits lim = {20, 0, 0, 0};
   /* on an edge (a flat cube's capped friction only throws it off, finitely) */
   int code = RUN(&lim, err, NULL, scene, "--model", "penalty", "--set", "/materials/steel/stiffness=1e300", "--set",
@@ -448,47 +319,47 @@ CD_TEST(overflowingStiffnessExitsThreeWithAMessage) {
 /* ---- output trouble ------------------------------------------------------------------ */
 
 CD_TEST(readOnlyOutputFileExitsOneNamesItAndKeepsItsContents) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   char scene[1024], sub[512], out[600], err[8192], keep[64];
-  scenePath(scene, sizeof scene, "sliding-cube.json");
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
   /* a folder everyone may enter, holding a file nobody may write (as root the run drops to
    * nobody, for whom the permissions hold) */
-  snprintf(sub, sizeof sub, "%s/ro", tmpdir());
+  snprintf(sub, sizeof sub, "%s/ro", cd_cliTmpdir());
   CHECK(mkdir(sub, 0755) == 0 || errno == EEXIST);
-  chmod(tmpdir(), 0755);
+  chmod(cd_cliTmpdir(), 0755);
   snprintf(out, sizeof out, "%s/keep.h5", sub);
-  CHECK(writeFile(out, "precious") == 0);
+  CHECK(cd_cliWriteFile(out, "precious") == 0);
   CHECK(chmod(out, 0444) == 0);
   Limits lim = {20, 0, 1, 0};
   int code = RUN(&lim, err, NULL, scene, "--out", out, "--steps", "3", "--quiet");
   CHECK_MSG(code == 1, "exit %d: %s", code, err);
   CHECK_MSG(strstr(err, out) != NULL, "stderr: %s", err);
-  readFile(out, keep, sizeof keep);
+  cd_cliReadFile(out, keep, sizeof keep);
   CHECK(strcmp(keep, "precious") == 0);
-  chmod(tmpdir(), 0700);
+  chmod(cd_cliTmpdir(), 0700);
 }
 
 CD_TEST(outputOntoADirectoryExitsOne) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   char scene[1024], err[8192];
-  scenePath(scene, sizeof scene, "sliding-cube.json");
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
   Limits lim = {20, 0, 0, 0};
-  int code = RUN(&lim, err, NULL, scene, "--out", tmpdir(), "--steps", "3", "--quiet");
+  int code = RUN(&lim, err, NULL, scene, "--out", cd_cliTmpdir(), "--steps", "3", "--quiet");
   CHECK_MSG(code == 1, "exit %d: %s", code, err);
-  CHECK_MSG(strstr(err, tmpdir()) != NULL, "stderr: %s", err);
+  CHECK_MSG(strstr(err, cd_cliTmpdir()) != NULL, "stderr: %s", err);
   struct stat st;
-  CHECK(stat(tmpdir(), &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(stat(cd_cliTmpdir(), &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 CD_TEST(fullDiskEndsWithAnErrorAndAFileThatOpens) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   /* RLIMIT_FSIZE makes writes past it fail with EFBIG, as on a full disk. 256 KiB is past
    * the first batches (a disk that fills in the very first batch can leave the file
    * unreadable: io/recorder.c). Before the fix of H5dont_atexit the process died of
    * SIGSEGV in HDF5's exit handler after printing the error. */
   char scene[1024], out[512], err[8192];
-  scenePath(scene, sizeof scene, "sliding-cube.json");
-  snprintf(out, sizeof out, "%s/full.h5", tmpdir());
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
+  snprintf(out, sizeof out, "%s/full.h5", cd_cliTmpdir());
   enum { LIMIT = 256 * 1024 };
   Limits lim = {60, LIMIT, 0, 0};
   int code = RUN(&lim, err, NULL, scene, "--model", "lcp", "--steps", "200000", "--out", out, "--quiet");
@@ -518,18 +389,18 @@ CD_TEST(fullDiskEndsWithAnErrorAndAFileThatOpens) {
 /* ---- numerical trouble --------------------------------------------------------------- */
 
 CD_TEST(nonConvergenceIsSaidOnceAndCountedInTheFile) {
-  if (!haveBin()) CD_SKIP("CDSIM_BIN not built");
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   char scene[1024], out[512], err[16384];
-  scenePath(scene, sizeof scene, "cube-stack.json");
-  snprintf(out, sizeof out, "%s/nc.h5", tmpdir());
+  cd_cliScenePath(scene, sizeof scene, "cube-stack.json");
+  snprintf(out, sizeof out, "%s/nc.h5", cd_cliTmpdir());
   Limits lim = {30, 0, 0, 0};
   int code = RUN(&lim, err, NULL, scene, "--model", "ccp", "--solver", "pgs", "--max-iterations", "1", "--steps",
                  "20", "--out", out);
   CHECK_MSG(code == 0, "exit %d: %s", code, err);
   CHECK_MSG(countLines(err, "did not converge") == 1, "stderr: %s", err);
   double *conv = NULL, *warn = NULL;
-  long n = readColumn(out, "/solver/converged", &conv);
-  long nw = readColumn(out, "/solver/warn_nonconverged", &warn);
+  long n = cd_cliReadDataset(out, "/solver/converged", &conv, NULL, NULL);
+  long nw = cd_cliReadDataset(out, "/solver/warn_nonconverged", &warn, NULL, NULL);
   CHECK(n == 21 && nw == 21);
   if (n == 21 && nw == 21) {
     long zeros = 0;
