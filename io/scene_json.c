@@ -51,7 +51,8 @@
  *                     by more than 1e-3 is an error, a smaller deviation is normalized
  *                     silently; velocity, angular_velocity default 0 (a fixed body's must be 0)
  *     material        a name from "materials" or "default"; default the built-in material
- *     hollow          sphere only; fixed: false by default
+ *     hollow          sphere only (a thin shell: inertia 2/3 m r^2; it takes mass, not
+ *                     density); fixed: false by default
  *   Every number must be finite (1e400 parses as inf: an error); every vector component
  *   (gravity, position, velocity, angular_velocity) and the ground height lie in [-1e9, 1e9].
  *   Unknown keys and duplicate keys are errors. After cd_sceneFinish every moving body must
@@ -980,6 +981,11 @@ static void body(cdCtx *c, const cJSON *obj, long index, cdBodyDef *b, int *name
     bad(c, NULL, NULL, "give \"mass\" or \"density\", not both");
   } else if (!v[B_MASS] && !v[B_DENSITY]) {
     bad(c, NULL, NULL, "missing \"mass\" or \"density\" (or \"fixed\": true)");
+  } else if (v[B_DENSITY] && b->hollow) {
+    /* a thin shell has no volume for a density to fill */
+    size_t s = pathPush(c, "density");
+    bad(c, NULL, NULL, "a hollow sphere (a thin shell) needs \"mass\", not \"density\"");
+    pathPop(c, s);
   } else {
     numberAt(c, v[B_MASS], "mass", &kPositive, &b->mass);
     numberAt(c, v[B_DENSITY], "density", &kPositive, &b->density);
