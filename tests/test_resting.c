@@ -1,0 +1,71 @@
+/* test_resting.c: bodies resting on bodies, under every model (DESIGN §5): a cube turned 45°
+ * rests flat on a bigger cube, a sphere rests on a cube.
+ *
+ * Bounds. The impulse models hold a resting contact at the solver's tolerance: the LCP's
+ * residual of 1e-8 m/s (bgs) or roundoff (Lemke) over 2 s moves a body by at most ~1e-8 m
+ * per step's velocity error times 200 steps: 1e-6 m is the bound; the CCP (apgd, 1e-6 scaled
+ * by 1 + ||g||) creeps by up to ~1e-6 m/s, so 1e-4 m over 2 s. The penalty model settles at
+ * its static overlaps: each layer sinks by (the weight it carries) / (k x its contact points),
+ * and after 2 s (damping ratio ~0.1, decay rate ~140 1/s) it sits there to the static
+ * solution's accuracy: 2% of the sink. */
+#include <string.h>
+
+#include "simtest.h"
+#include "test.h"
+#include "vec3.h"
+
+typedef struct {
+  const char *scene;
+  const char *top;           /* the body that rests on the others */
+  double sink_penalty;       /* its static sink under the penalty model, m */
+} Resting;
+
+static void restsUnderEveryModel(const Resting *r) {
+  const char *models[] = {"lcp", "ccp", "penalty"};
+  const double bound[] = {1e-6, 1e-4, 0};
+  for (int m = 0; m < 3; m++) {
+    cdSim s;
+    if (cd_simMakeFile(&s, r->scene, models[m], NULL, NULL)) return;
+    int i = cd_simBody(&s, r->top);
+    CHECK(i >= 0);
+    if (i < 0) {
+      cd_simFree(&s);
+      return;
+    }
+    double x0[3], q0[4];
+    memcpy(x0, &s.world->x[3 * i], sizeof x0);
+    memcpy(q0, &s.world->q[4 * i], sizeof q0);
+    cd_simRun(&s, s.scene.nstep);
+    const double *x = &s.world->x[3 * i], *R = &s.world->R[9 * i];
+    double dz = x[2] - x0[2], dxy = hypot(x[0] - x0[0], x[1] - x0[1]);
+    if (m < 2) {
+      CHECK_MSG(fabs(dz) <= bound[m] && dxy <= bound[m], "%s on %s: moved dz %.3g dxy %.3g", models[m], r->scene, dz,
+                dxy);
+    } else {
+      CHECK_MSG(fabs(-dz - r->sink_penalty) <= 0.02 * r->sink_penalty + 1e-9,
+                "penalty on %s: sank %.6g, the static overlaps give %.6g", r->scene, -dz, r->sink_penalty);
+      CHECK_MSG(dxy <= 1e-6, "penalty on %s: slid %.3g", r->scene, dxy);
+    }
+    /* flat: the body's z axis still vertical, and not turned about it */
+    CHECK_MSG(R[8] >= 1 - 1e-9, "%s on %s: tilted (R_zz = %.12f)", models[m], r->scene, R[8]);
+    double dq = fabs(fabs(cd_v3dot(&q0[1], &s.world->q[4 * i + 1]) + q0[0] * s.world->q[4 * i]) - 1);
+    CHECK_MSG(dq <= 1e-9, "%s on %s: turned (1 - |q0.q| = %.3g)", models[m], r->scene, dq);
+    CHECK_MSG(s.nonconverged == 0, "%s on %s: %ld steps did not converge", models[m], r->scene, s.nonconverged);
+    cd_simFree(&s);
+  }
+}
+
+CD_TEST(cubeTurned45DegreesRestsFlatOnABiggerCubeUnderEveryModel) {
+  /* scenes/cube-on-cube.json: a 27 kg base on 4 corner points, a 1 kg top on the 8 points of
+   * the octagon; k = 1e7 per point */
+  const double k = 1e7, g = 9.81;
+  Resting r = {"cube-on-cube.json", "top", 28 * g / (4 * k) + 1 * g / (8 * k)};
+  restsUnderEveryModel(&r);
+}
+
+CD_TEST(sphereRestsOnACubeUnderEveryModel) {
+  /* scenes/sphere-on-cube.json: an 8 kg base on 4 corner points, a 1 kg ball on one point */
+  const double k = 1e7, g = 9.81;
+  Resting r = {"sphere-on-cube.json", "ball", 9 * g / (4 * k) + 1 * g / k};
+  restsUnderEveryModel(&r);
+}
