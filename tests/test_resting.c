@@ -6,8 +6,8 @@
  * per step's velocity error times 200 steps: 1e-6 m is the bound; the CCP (apgd, 1e-6 scaled
  * by 1 + ||g||) creeps by up to ~1e-6 m/s, so 1e-4 m over 2 s. The penalty model settles at
  * its static overlaps: each layer sinks by (the weight it carries) / (k x its contact points),
- * and after 2 s (damping ratio ~0.1, decay rate ~140 1/s) it sits there to the static
- * solution's accuracy: 2% of the sink. */
+ * and after 2 s (damping ratio ~0.1, decay rate ~140 1/s) it sits there: 0.1% of the sink
+ * (linear springs in series). */
 #include <string.h>
 
 #include "simtest.h"
@@ -42,7 +42,7 @@ static void restsUnderEveryModel(const Resting *r) {
       CHECK_MSG(fabs(dz) <= bound[m] && dxy <= bound[m], "%s on %s: moved dz %.3g dxy %.3g", models[m], r->scene, dz,
                 dxy);
     } else {
-      CHECK_MSG(fabs(-dz - r->sink_penalty) <= 0.02 * r->sink_penalty + 1e-9,
+      CHECK_MSG(fabs(-dz - r->sink_penalty) <= 1e-3 * r->sink_penalty + 1e-10,
                 "penalty on %s: sank %.6g, the static overlaps give %.6g", r->scene, -dz, r->sink_penalty);
       CHECK_MSG(dxy <= 1e-6, "penalty on %s: slid %.3g", r->scene, dxy);
     }
@@ -56,10 +56,10 @@ static void restsUnderEveryModel(const Resting *r) {
 }
 
 CD_TEST(cubeTurned45DegreesRestsFlatOnABiggerCubeUnderEveryModel) {
-  /* scenes/cube-on-cube.json: a 27 kg base on 4 corner points, a 1 kg top on the 8 points of
-   * the octagon; k = 1e7 per point */
+  /* scenes/cube-on-cube.json: a 27 kg base on 4 corner points, a 1 kg top whose bottom face
+   * lies inside the base's top face: its 4 corners; k = 1e7 per point */
   const double k = 1e7, g = 9.81;
-  Resting r = {"cube-on-cube.json", "top", 28 * g / (4 * k) + 1 * g / (8 * k)};
+  Resting r = {"cube-on-cube.json", "top", 28 * g / (4 * k) + 1 * g / (4 * k)};
   restsUnderEveryModel(&r);
 }
 
