@@ -43,7 +43,10 @@ static void runOne(FILE *sum, const char *outdir, const char *scene_name, const 
   char name[512];
   snprintf(name, sizeof name, "steps-%s-%s-%.*s.csv", model, solver, (int)(strlen(scene_name) - 5), scene_name);
   FILE *f = cd_benchOpen(outdir, name);
-  if (f) fprintf(f, "step,seconds,contacts,iterations,residual,converged,substeps\n");
+  if (f) {
+    setvbuf(f, NULL, _IOLBF, 0); /* a long run can be followed as it goes */
+    fprintf(f, "step,seconds,contacts,iterations,residual,converged,substeps\n");
+  }
   long itsum = 0, itmax = 0, nonconv = 0;
   long k;
   for (k = 0; k < steps; k++) {
@@ -88,16 +91,17 @@ CD_BENCH(pilesDroppedOnTheGroundRunToRest) {
   runOne(sum, outdir, "sphere-pile.json", "ccp", "pgs", 0);
   runOne(sum, outdir, "sphere-pile.json", "ccp", "primal", 0);
   runOne(sum, outdir, "sphere-pile.json", "penalty", "explicit", 0);
-  /* the large piles: the first 100 steps (1 s: the spheres land and the pile spreads) */
+  /* the large piles: the first 100 steps (1 s: the spheres land and the pile spreads); the
+   * interior-point solver factors a sparse KKT matrix whose fill grows faster than the
+   * contacts on a 3-D contact graph, so it runs the first 30 steps of pile-1000 only */
   runOne(sum, outdir, "pile-1000.json", "lcp", "bgs", 100);
   runOne(sum, outdir, "pile-1000.json", "ccp", "apgd", 100);
   runOne(sum, outdir, "pile-1000.json", "ccp", "pgs", 100);
-  runOne(sum, outdir, "pile-1000.json", "ccp", "primal", 100);
+  runOne(sum, outdir, "pile-1000.json", "ccp", "primal", 30);
   runOne(sum, outdir, "pile-1000.json", "penalty", "explicit", 100);
-  runOne(sum, outdir, "pile-4096.json", "lcp", "bgs", 100);
-  runOne(sum, outdir, "pile-4096.json", "ccp", "apgd", 100);
-  runOne(sum, outdir, "pile-4096.json", "ccp", "pgs", 100);
-  runOne(sum, outdir, "pile-4096.json", "ccp", "primal", 100);
-  runOne(sum, outdir, "pile-4096.json", "penalty", "explicit", 100);
+  runOne(sum, outdir, "pile-4096.json", "lcp", "bgs", 50);
+  runOne(sum, outdir, "pile-4096.json", "ccp", "apgd", 50);
+  runOne(sum, outdir, "pile-4096.json", "ccp", "pgs", 50);
+  runOne(sum, outdir, "pile-4096.json", "penalty", "explicit", 50);
   fclose(sum);
 }
