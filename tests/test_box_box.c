@@ -6,35 +6,9 @@
 
 #include "backend.h"
 #include "narrowphase.h"
+#include "geom_util.h"
 #include "test.h"
 #include "vec3.h"
-
-static const double kI[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-
-static cdBodyDef boxDef(double hx, double hy, double hz) {
-  cdBodyDef b;
-  memset(&b, 0, sizeof b);
-  b.shape = CD_BOX;
-  cd_v3set(b.half, hx, hy, hz);
-  b.orientation[0] = 1;
-  return b;
-}
-
-static void rotAxisAngle(double R[9], double ax, double ay, double az, double angle) {
-  double n = sqrt(ax * ax + ay * ay + az * az), s = sin(0.5 * angle) / n;
-  double q[4] = {cos(0.5 * angle), ax * s, ay * s, az * s};
-  cd_quatToMat(R, q);
-}
-
-static double urand(double lo, double hi) { return lo + (hi - lo) * (rand() / (double)RAND_MAX); }
-
-static int frameOk(const cdContact *c) {
-  double x[3];
-  cd_v3cross(x, c->normal, c->t1);
-  double err = fabs(cd_v3norm(c->normal) - 1) + fabs(cd_v3norm(c->t1) - 1) + fabs(cd_v3dot(c->normal, c->t1));
-  for (int k = 0; k < 3; k++) err += fabs(x[k] - c->t2[k]);
-  return isfinite(err) && err < 1e-12;
-}
 
 /* keys of one pair's contacts unique */
 static int keysUnique(const cdContactSet *s) {

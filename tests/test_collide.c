@@ -10,10 +10,9 @@
 #include "broadphase.h"
 #include "collide.h"
 #include "narrowphase.h"
+#include "geom_util.h"
 #include "test.h"
 #include "vec3.h"
-
-static const double kI[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 
 static cdBodyDef sphereDef(double r, int hollow) {
   cdBodyDef b;
@@ -23,33 +22,6 @@ static cdBodyDef sphereDef(double r, int hollow) {
   b.hollow = hollow;
   b.orientation[0] = 1;
   return b;
-}
-
-static cdBodyDef boxDef(double hx, double hy, double hz) {
-  cdBodyDef b;
-  memset(&b, 0, sizeof b);
-  b.shape = CD_BOX;
-  cd_v3set(b.half, hx, hy, hz);
-  b.orientation[0] = 1;
-  return b;
-}
-
-/* rotation by angle about a (not necessarily unit) axis */
-static void rotAxisAngle(double R[9], double ax, double ay, double az, double angle) {
-  double n = sqrt(ax * ax + ay * ay + az * az), s = sin(0.5 * angle) / n;
-  double q[4] = {cos(0.5 * angle), ax * s, ay * s, az * s};
-  cd_quatToMat(R, q);
-}
-
-/* the frame of a contact: unit normal, orthonormal, right-handed, from cd_tangentFrame */
-static int frameOk(const cdContact *c) {
-  double t1[3], t2[3], x[3];
-  cd_tangentFrame(c->normal, t1, t2);
-  cd_v3cross(x, c->normal, c->t1);
-  double err = fabs(cd_v3norm(c->normal) - 1) + fabs(cd_v3norm(c->t1) - 1) + fabs(cd_v3norm(c->t2) - 1) +
-               fabs(cd_v3dot(c->normal, c->t1)) + fabs(cd_v3dot(c->normal, c->t2)) + fabs(cd_v3dot(c->t1, c->t2));
-  for (int k = 0; k < 3; k++) err += fabs(x[k] - c->t2[k]) + fabs(t1[k] - c->t1[k]) + fabs(t2[k] - c->t2[k]);
-  return isfinite(err) && err < 1e-12;
 }
 
 static void checkVec(const double a[3], const double b[3], double tol) {
@@ -402,8 +374,6 @@ CD_TEST(marginGrowsWithClosingSpeed) {
   cd_free(R);
   freeScene(&sc);
 }
-
-static double urand(double lo, double hi) { return lo + (hi - lo) * (rand() / (double)RAND_MAX); }
 
 static void randomScene(cdScene *sc, double L, unsigned seed) {
   srand(seed);
