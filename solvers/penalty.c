@@ -102,12 +102,6 @@ typedef struct cdPenalty {
   cdContactSet probe;  /* the contacts at the start of the step, for the substep count */
 } cdPenalty;
 
-void cd_penaltyContactMaterial(const cdScene *scene, const cdContact *c, cdMaterial *mix) {
-  int ma = c->body[0] < 0 ? scene->ground_material : scene->body[c->body[0]].material;
-  int mb = c->body[1] < 0 ? scene->ground_material : scene->body[c->body[1]].material;
-  cd_materialMix(&scene->material[ma], &scene->material[mb], mix);
-}
-
 /* velocity of the material point p of body i, world; 0 for the ground */
 static void pointVelocity(const cdWorld *w, int i, const double p[3], double out[3]) {
   if (i < 0) {
@@ -178,7 +172,7 @@ typedef struct {
 static void linearizeContact(const cdScene *scene, const cdWorld *w, const cdContact *c, double dt,
                              cdPenaltyLin *L) {
   cdMaterial m;
-  cd_penaltyContactMaterial(scene, c, &m);
+  cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
   for (int s = 0; s < 2; s++) L->wn[s] = cd_penaltyInverseMass(scene, w, c->body[s], c->point, c->normal);
   double vrel[3];
   cd_penaltyRelativeVelocity(w, c, vrel);
@@ -314,7 +308,7 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, doub
   for (int i = 0; i < cs->ncon; i++) {
     cdContact *c = &cs->con[i];
     cdMaterial m;
-    cd_penaltyContactMaterial(scene, c, &m);
+    cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
     double vrel[3], vt[3];
     cd_penaltyRelativeVelocity(world, c, vrel);
     double vn = cd_v3dot(vrel, c->normal);

@@ -15,10 +15,6 @@ extern const cdBackend cd_backendPenalty;
 /* most substeps one step may take; a step that would need more takes this many */
 #define CD_PENALTY_MAX_SUBSTEPS 1000000
 
-/* the material acting at a contact: cd_materialMix of the two bodies' materials (the
- * ground's is scene->ground_material) */
-void cd_penaltyContactMaterial(const cdScene *scene, const cdContact *c, cdMaterial *mix);
-
 /* velocity of b relative to a at the contact point, world, m/s:
  * v_b + w_b x (p - x_b) - (v_a + w_a x (p - x_a)); the ground (-1) is at rest */
 void cd_penaltyRelativeVelocity(const struct cdWorld *w, const cdContact *c, double vrel[3]);

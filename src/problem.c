@@ -20,13 +20,9 @@
 #include "linalg.h"
 #include "vec3.h"
 
-static const cdMaterial *bodyMaterial(const cdScene *s, int body) {
-  return &s->material[body < 0 ? s->ground_material : s->body[body].material];
-}
-
 double cd_contactFriction(const cdScene *scene, const cdContact *c) {
   cdMaterial m;
-  cd_materialMix(bodyMaterial(scene, c->body[0]), bodyMaterial(scene, c->body[1]), &m);
+  cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
   return m.friction;
 }
 

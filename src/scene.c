@@ -49,6 +49,12 @@ void cd_materialMix(const cdMaterial *a, const cdMaterial *b, cdMaterial *out) {
   out->adhesion_exponent = 0.5 * (a->adhesion_exponent + b->adhesion_exponent);
 }
 
+void cd_sceneContactMaterial(const cdScene *scene, int a, int b, cdMaterial *out) {
+  int ma = a < 0 ? scene->ground_material : scene->body[a].material;
+  int mb = b < 0 ? scene->ground_material : scene->body[b].material;
+  cd_materialMix(&scene->material[ma], &scene->material[mb], out);
+}
+
 static double volume(const cdBodyDef *b) {
   if (b->shape == CD_SPHERE) return 4.0 / 3.0 * M_PI * b->radius * b->radius * b->radius;
   return 8.0 * b->half[0] * b->half[1] * b->half[2];

@@ -72,6 +72,9 @@ typedef struct cdScene {
 void cd_sceneFinish(cdScene *scene);
 void cd_sceneFree(cdScene *scene);
 
+/* the mixed material of a contact between bodies a and b (-1 is the ground) */
+void cd_sceneContactMaterial(const cdScene *scene, int a, int b, cdMaterial *out);
+
 /* bounding radius of a body (sphere radius or box half diagonal) */
 double cd_bodyBoundingRadius(const cdBodyDef *b);
 
