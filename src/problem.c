@@ -139,23 +139,28 @@ static int toBlocks(const cholmod_sparse *G, int nc, cdBlockMatrix *B) {
   return CD_OK;
 }
 
-/* grows the per-contact arrays of the problem to nc contacts */
+/* grows the per-contact arrays of the problem to hold nc contacts (never shrinks them: the
+ * contact count of a run changes little from step to step). Every entry up to nc is written
+ * by cd_problemBuild, so nothing is cleared here. */
 static int problemReserve(cdContactProblem *p, int nc) {
+  if (nc <= p->cap && p->g) return CD_OK;
   size_t n = (size_t)(nc > 0 ? nc : 1);
-  cd_free(p->g);
-  cd_free(p->mu);
-  cd_free(p->lambda);
-  p->g = cd_calloc(3 * n, sizeof(double));
-  p->mu = cd_calloc(n, sizeof(double));
-  p->lambda = cd_calloc(3 * n, sizeof(double));
-  if (!p->g || !p->mu || !p->lambda) return CD_ERR_NOMEM;
+  double *g = cd_realloc(p->g, 3 * n * sizeof(double));
+  if (g) p->g = g;
+  double *mu = g ? cd_realloc(p->mu, n * sizeof(double)) : NULL;
+  if (mu) p->mu = mu;
+  double *lambda = mu ? cd_realloc(p->lambda, 3 * n * sizeof(double)) : NULL;
+  if (!lambda) return CD_ERR_NOMEM;
+  p->lambda = lambda;
+  p->cap = (int)n;
   return CD_OK;
 }
 
 int cd_problemFreeVelocity(const cdScene *scene, cdWorld *w, double dt) {
   if (w->ndof == 0) return CD_OK;
-  /* f = (m g, -w x I w) per moving body; v_f = v + dt M^-1 f */
-  double *f = w->vf;
+  /* f = (m g, -w x I w) per moving body; v_f = v + dt M^-1 f (sdmult may not work in
+   * place: f has a buffer of its own) */
+  double *f = w->fext, *v = w->vf;
   for (int i = 0; i < w->nbody; i++) {
     int o = w->dof[i];
     if (o < 0) continue;
@@ -169,18 +174,11 @@ int cd_problemFreeVelocity(const cdScene *scene, cdWorld *w, double dt) {
       f[o + e] = b->mass * scene->gravity[e];
       f[o + 3 + e] = -gyro[e];
     }
+    memcpy(&v[o], &w->v[6 * i], 6 * sizeof(double));
   }
-  /* in place is not allowed for sdmult: use a copy of v as the accumulator */
-  double *v = cd_malloc((size_t)w->ndof * sizeof(double));
-  if (!v) return CD_ERR_NOMEM;
-  for (int i = 0; i < w->nbody; i++)
-    if (w->dof[i] >= 0) memcpy(&v[w->dof[i]], &w->v[6 * i], 6 * sizeof(double));
   cholmod_dense F = cd_denseView(f, w->ndof), V = cd_denseView(v, w->ndof);
   double one[2] = {1, 0}, h[2] = {dt, 0};
-  int ok = cholmod_sdmult(w->Minv, 0, h, one, &F, &V, &w->cm);
-  memcpy(w->vf, v, (size_t)w->ndof * sizeof(double));
-  cd_free(v);
-  return ok ? CD_OK : CD_ERR_NOMEM;
+  return cholmod_sdmult(w->Minv, 0, h, one, &F, &V, &w->cm) ? CD_OK : CD_ERR_NOMEM;
 }
 
 /* an upper bound on the 3x3 blocks of G = J M^-1 J^T: contacts i and j couple when they

@@ -40,6 +40,7 @@ typedef struct cdContactProblem {
   double *g;         /* (3 ncon) stabilised free contact velocity, m/s */
   double *mu;        /* (ncon) friction coefficient of each contact */
   double *lambda;    /* (3 ncon) impulses: warm start in, solution out, N s */
+  int cap;           /* contacts the arrays g, mu, lambda hold (>= ncon), for reuse */
 } cdContactProblem;
 
 void cd_contactProblemFree(cdContactProblem *p);

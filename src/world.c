@@ -161,7 +161,8 @@ cdWorld *cd_worldMake(const cdScene *scene) {
   w->collider = cd_colliderMake(scene);
   if (!w->collider) goto fail;
   w->vf = cd_calloc((size_t)(w->ndof > 0 ? w->ndof : 1), sizeof(double));
-  if (!w->vf) goto fail;
+  w->fext = cd_calloc((size_t)(w->ndof > 0 ? w->ndof : 1), sizeof(double));
+  if (!w->vf || !w->fext) goto fail;
   cd_linalgInit();
   if (!cholmod_start(&w->cm)) goto fail;
   w->cm_started = 1;
@@ -205,6 +206,7 @@ void cd_worldFree(cdWorld *w) {
   cd_free(w->Iinv);
   cd_free(w->force);
   cd_free(w->vf);
+  cd_free(w->fext);
   cd_free(w);
 }
 

@@ -40,6 +40,7 @@ typedef struct cdWorld {
   int cm_started;         /* cholmod_start has run */
   cdContactProblem cp;    /* contact-space problem of the step (impulse backends) */
   double *vf;             /* (ndof) free velocity */
+  double *fext;           /* (ndof) scratch: external force and gyroscopic torque */
   /* counters of numerical trouble over the run (recorded in the output) */
   long warn_cholmod;      /* CHOLMOD warnings (status > 0) */
   long warn_nonconverged; /* steps whose solver did not meet its stopping rule */
