@@ -26,6 +26,13 @@
  * when none is (a singular W, ties between active sets), Lemke's method (lcp_lemke.c; A_ii
  * is copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997) solves the
  * block on a preallocated workspace. No allocation per block.
+ * Subspace steps: every SUBSPACE_EVERY sweeps while the residual is above the threshold,
+ * the LCP restricted to the active set the sweeps have found is solved by GMRES
+ * (lcp_subspace.c) and projected back; the sweeps then go on from that candidate, and
+ * SUBSPACE_EVERY sweeps later it is kept if the residual is below where it started, else
+ * the iterate before it is restored. Sweeps find active sets fast but carry the load
+ * through a pile or a stack by a percent a sweep; the linear solve carries it at once
+ * (on the 1000-sphere pile the median solve needs 60 sweeps instead of 770).
  * Clusters: where the sweeps stall (the residual has not fallen tenfold in STALL_SWEEPS
  * sweeps; rigid clusters such as a ring of spheres or a stack of cubes make near-null
  * modes of G that Gauss-Seidel damps by a percent in tens of sweeps), the contacts around
@@ -48,6 +55,7 @@
 #include "backend.h"
 #include "lcp.h"
 #include "lcp_lemke.h"
+#include "lcp_subspace.h"
 
 /* ---- the block LCP of one contact ---- */
 
@@ -358,10 +366,21 @@ done:
 /* the true residual is evaluated after every CHECK_EVERY-th sweep (and at the limit): it
  * costs one product with G, about a third of a sweep */
 #define CHECK_EVERY 2
+/* subspace steps (lcp_subspace.h): one every SUBSPACE_EVERY sweeps (a multiple of
+ * CHECK_EVERY) while the residual is above the threshold, with at most SUBSPACE_ITER
+ * conjugate-gradient iterations a friction update; the first residual of a candidate may
+ * exceed the current one by SUBSPACE_SPREAD (its sliding contacts' slip directions are
+ * left to the sweeps), and after SUBSPACE_TRIES candidates that did not help a solve
+ * takes no more */
+#define SUBSPACE_EVERY 10
+#define SUBSPACE_ITER 30
+#define SUBSPACE_SPREAD 100.0
+#define SUBSPACE_TRIES 3
 
 int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, const cdBgsOptions *opt,
                 cdBgsStats *stats) {
-  cdBgsStats st = {0, 0.0, 1, 0, 0, 0};
+  cdBgsStats st = {0};
+  st.converged = 1;
   int nc = p->ncon, k = m + 2, n = cd_lcpSize(nc, m);
   double tol = opt && opt->tolerance > 0 ? opt->tolerance : 1e-8;
   int maxs = opt && opt->max_sweeps > 0 ? opt->max_sweeps : 1000;
@@ -377,10 +396,15 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   void *bw = cd_malloc(cd_bgsBlockWorkSize(m));
   cdBgsCluster cw = {cd_malloc(3 * (size_t)nc * sizeof(int)), NULL,
                      cd_malloc((2 * (size_t)n + 4 * (size_t)nc) * sizeof(double)), NULL};
-  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.w) {
+  double *zsub = cd_malloc(2 * (size_t)n * sizeof *zsub); /* (n) a subspace candidate, (n) the iterate it replaced */
+  void *sw = cd_malloc(cd_lcpSubspaceWorkSize(nc));
+  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.w || !zsub || !sw) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
+    cd_free(zsub), cd_free(sw);
     return CD_ERR_NOMEM;
   }
+  double *ztrial = zsub + n, trial_res = INFINITY; /* the residual ztrial had; INFINITY: no trial */
+  int trial_fails = 0;
   cw.member = cw.loc + nc;
   int *taken = cw.member + nc; /* (ncon) 1: in a cluster of this stall */
   cw.cres = cw.w + n;
@@ -440,6 +464,39 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (st.sweeps % CHECK_EVERY && st.sweeps < maxs) continue;
     res = cd_lcpResidual(p, m, D, z, work);
     if (!isfinite(res)) break;
+    if (st.sweeps % SUBSPACE_EVERY == 0) {
+      int undone = 0;
+      /* the subspace step taken SUBSPACE_EVERY sweeps ago is judged by where the sweeps
+       * got from it: kept if the residual is below the one it started from, else undone */
+      if (trial_res < INFINITY) {
+        if (res < trial_res) {
+          st.subspace_steps++;
+        } else {
+          memcpy(z, ztrial, (size_t)n * sizeof *z);
+          cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          res = trial_res;
+          trial_fails++;
+          undone = 1;
+        }
+        trial_res = INFINITY;
+      }
+      /* (not again from the iterate just restored: the candidate would be the same) */
+      if (!(res <= thresh) && trial_fails < SUBSPACE_TRIES && !undone) {
+        cdLcpSubspaceStats sst;
+        cd_lcpSubspaceStep(p, m, D, z, zsub, SUBSPACE_ITER, 0.1 * thresh, sw, &sst);
+        st.subspace_iterations += sst.iterations;
+        double r2 = cd_lcpResidual(p, m, D, zsub, work);
+        if (r2 <= SUBSPACE_SPREAD * res) { /* (a NaN is never taken) */
+          memcpy(ztrial, z, (size_t)n * sizeof *z);
+          trial_res = res;
+          memcpy(z, zsub, (size_t)n * sizeof *z);
+          cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          res = r2;
+        } else {
+          trial_fails++;
+        }
+      }
+    }
     if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
       if (res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES) {
         /* stalled: solve the clusters around the worst contacts exactly */
@@ -485,6 +542,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.residual = bestres;
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
+  cd_free(zsub), cd_free(sw);
   if (stats) *stats = st;
   return rc;
 }

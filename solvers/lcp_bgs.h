@@ -22,6 +22,8 @@ typedef struct cdBgsStats {
                          candidate was kept) */
   int block_lemke;    /* block LCPs the closed form missed and Lemke solved */
   int clusters;       /* cluster blocks solved by Lemke where the sweeps stalled */
+  int subspace_steps; /* subspace steps kept (lcp_subspace.h) */
+  int subspace_iterations; /* GMRES iterations of all subspace steps, kept or not */
 } cdBgsStats;
 
 /* solves the LCP of p with m directions D (cd_lcpDirections) for z (cd_lcpSize(ncon, m)),
