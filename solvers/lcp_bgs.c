@@ -485,7 +485,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         cdLcpSubspaceStats sst;
         cd_lcpSubspaceStep(p, m, D, z, zsub, SUBSPACE_ITER, 0.1 * thresh, sw, &sst);
         st.subspace_iterations += sst.iterations;
-        double r2 = cd_lcpResidual(p, m, D, zsub, work);
+        double r2 = sst.residual;
         if (r2 <= SUBSPACE_SPREAD * res) { /* (a NaN is never taken) */
           memcpy(ztrial, z, (size_t)n * sizeof *z);
           trial_res = res;

@@ -51,7 +51,8 @@
 
 enum { SEPARATED = 0, SLIDING = 1, SLIDING2 = 2, STICKING = 3 };
 
-#define RESTART 30 /* Krylov vectors kept between restarts of GMRES */
+#define RESTART 30   /* Krylov vectors kept between restarts of GMRES */
+#define LINE_STEPS 4 /* step lengths tried: 1, 1/2, 1/4, 1/8 */
 
 /* the active set of one contact and its parametrisation */
 typedef struct {
@@ -61,11 +62,11 @@ typedef struct {
 } cdSubspaceContact;
 
 size_t cd_lcpSubspaceWorkSize(int ncon) {
-  /* x, r, w, lambda (3 ncon each), the Krylov basis (RESTART + 1 vectors of 3 ncon), the
+  /* x, x0, r, w, lambda (3 ncon each), the Krylov basis (RESTART + 1 vectors of 3 ncon), the
    * inverse diagonal blocks (9 ncon), the contacts' active sets; the Hessenberg matrix,
    * its rotations and right-hand side */
   size_t n3 = 3 * (size_t)ncon;
-  return (4 * n3 + (RESTART + 1) * n3 + 9 * (size_t)ncon) * sizeof(double) +
+  return (5 * n3 + (RESTART + 1) * n3 + 9 * (size_t)ncon) * sizeof(double) +
          ((RESTART + 1) * RESTART + 3 * (RESTART + 1)) * sizeof(double) + (size_t)ncon * sizeof(cdSubspaceContact);
 }
 
@@ -179,6 +180,53 @@ static void precondition(const double *Pinv, int nc, const double *v, double *ou
   }
 }
 
+/* zout = the LCP iterate of x0 + theta (x - x0), projected onto the LCP's cones:
+ * lambda_n >= 0, friction in the polygon; beta the slip speed (lam, w: scratch) */
+static void project(const cdContactProblem *p, int m, const double *D, const cdSubspaceContact *con, const double *z,
+                    const double *x0, const double *x, double theta, double *zout, double *lam, double *w) {
+  int nc = p->ncon;
+  memset(zout, 0, (size_t)cd_lcpSize(nc, m) * sizeof *zout);
+  for (int i = 0; i < nc; i++) {
+    const cdSubspaceContact *c = &con[i];
+    double xi[3];
+    for (int t = 0; t < 3; t++) xi[t] = x0[3 * i + t] + theta * (x[3 * i + t] - x0[3 * i + t]);
+    double *alpha = &zout[nc + m * i], mu = p->mu[i];
+    if (c->kind == SLIDING2) {
+      alpha[c->a] = fmax(0.0, xi[1]);
+      alpha[c->b] = fmax(0.0, xi[2]);
+      zout[i] = (alpha[c->a] + alpha[c->b]) / mu;
+      continue;
+    }
+    double ln = fmax(0.0, xi[0]);
+    if (!(ln > 0.0) || c->kind == SEPARATED) continue;
+    zout[i] = ln;
+    if (c->kind == SLIDING) {
+      double scale = ln / z[i];
+      for (int l = 0; l < m; l++) alpha[l] = scale * z[nc + m * i + l];
+      continue;
+    }
+    cd_lcpAlphaFromTangent(m, D, &xi[1], alpha);
+    double sum = 0.0, cap = mu * ln;
+    for (int l = 0; l < m; l++) sum += alpha[l];
+    if (sum > cap)
+      for (int l = 0; l < m; l++) alpha[l] *= cap / sum;
+  }
+  /* beta: zero where the friction is inside the polygon (complementary to mu lambda_n -
+   * e^T alpha > 0), else the slip speed at the new velocities */
+  cd_lcpLambdaFromZ(nc, m, D, zout, lam);
+  cd_blockMatrixMul(&p->G, lam, w);
+  for (int i = 0; i < nc; i++) {
+    double u1 = w[3 * i + 1] + p->g[3 * i + 1], u2 = w[3 * i + 2] + p->g[3 * i + 2], beta = 0.0, sum = 0.0;
+    for (int l = 0; l < m; l++) sum += zout[nc + m * i + l];
+    if (zout[i] > 0.0 && sum < p->mu[i] * zout[i] * (1.0 - 1e-9)) {
+      zout[nc + nc * m + i] = 0.0;
+      continue;
+    }
+    for (int l = 0; l < m; l++) beta = fmax(beta, -(D[2 * l] * u1 + D[2 * l + 1] * u2));
+    zout[nc + nc * m + i] = beta;
+  }
+}
+
 static double dot(const double *a, const double *b, int n) {
   double s = 0.0;
   for (int k = 0; k < n; k++) s += a[k] * b[k];
@@ -188,12 +236,11 @@ static double dot(const double *a, const double *b, int n) {
 void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const double *z, double *zout,
                         int max_iter, double tolerance, void *work, cdLcpSubspaceStats *stats) {
   int nc = p->ncon, n3 = 3 * nc;
-  const cdBlockMatrix *G = &p->G;
-  double *x = work, *r = x + n3, *w = r + n3, *lam = w + n3, *V = lam + n3;
+  double *x = work, *x0 = x + n3, *r = x0 + n3, *w = r + n3, *lam = w + n3, *V = lam + n3;
   double *Pinv = V + (size_t)(RESTART + 1) * (size_t)n3;
   double *H = Pinv + 9 * (size_t)nc, *cs = H + (RESTART + 1) * RESTART, *sn = cs + RESTART + 1, *gv = sn + RESTART + 1;
   cdSubspaceContact *con = (cdSubspaceContact *)(gv + RESTART + 1);
-  cdLcpSubspaceStats st = {0, 0, 0};
+  cdLcpSubspaceStats st = {0};
 
   /* the active set, and x = the free components of the iterate */
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
@@ -227,6 +274,7 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
     st.sliding += c->kind == SLIDING || c->kind == SLIDING2;
   }
   preconditioner(p, con, D, Pinv);
+  memcpy(x0, x, (size_t)n3 * sizeof *x0);
 
   /* restarted GMRES, right-preconditioned: the residual it minimises is the true one */
   residual(p, con, D, x, lam, r);
@@ -289,39 +337,17 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
     rn = rnew;
   }
 
-  /* projection onto the LCP's cones: lambda_n >= 0, friction in the polygon */
-  memset(zout, 0, (size_t)cd_lcpSize(nc, m) * sizeof *zout);
-  for (int i = 0; i < nc; i++) {
-    const cdSubspaceContact *c = &con[i];
-    const double *xi = &x[3 * i];
-    double *alpha = &zout[nc + m * i], mu = p->mu[i];
-    if (c->kind == SLIDING2) {
-      alpha[c->a] = fmax(0.0, xi[1]);
-      alpha[c->b] = fmax(0.0, xi[2]);
-      zout[i] = (alpha[c->a] + alpha[c->b]) / mu;
-      continue;
-    }
-    double ln = fmax(0.0, xi[0]);
-    if (!(ln > 0.0) || c->kind == SEPARATED) continue;
-    zout[i] = ln;
-    if (c->kind == SLIDING) {
-      double scale = ln / z[i];
-      for (int l = 0; l < m; l++) alpha[l] = scale * z[nc + m * i + l];
-      continue;
-    }
-    cd_lcpAlphaFromTangent(m, D, &xi[1], alpha);
-    double sum = 0.0, cap = mu * ln;
-    for (int l = 0; l < m; l++) sum += alpha[l];
-    if (sum > cap)
-      for (int l = 0; l < m; l++) alpha[l] *= cap / sum;
+  /* a line search on the LCP residual along x0 -> x: a wrong active set or a near-null
+   * direction can make the full step overshoot once projected (V is free now: scratch) */
+  double best = INFINITY, theta = 1.0, tbest = 1.0;
+  for (int t = 0; t < LINE_STEPS; t++, theta *= 0.5) {
+    project(p, m, D, con, z, x0, x, theta, zout, lam, w);
+    double res = cd_lcpResidual(p, m, D, zout, V);
+    if (res < best) best = res, tbest = theta;
   }
-  /* beta: the slip speed at the new velocities */
-  cd_lcpLambdaFromZ(nc, m, D, zout, lam);
-  cd_blockMatrixMul(G, lam, w);
-  for (int i = 0; i < nc; i++) {
-    double u1 = w[3 * i + 1] + p->g[3 * i + 1], u2 = w[3 * i + 2] + p->g[3 * i + 2], beta = 0.0;
-    for (int l = 0; l < m; l++) beta = fmax(beta, -(D[2 * l] * u1 + D[2 * l + 1] * u2));
-    zout[nc + nc * m + i] = beta;
-  }
+  if (tbest != 2.0 * theta) /* zout holds the last step tried */
+    project(p, m, D, con, z, x0, x, tbest, zout, lam, w);
+  st.residual = best;
+  st.step = tbest;
   if (stats) *stats = st;
 }
