@@ -51,8 +51,7 @@
 
 enum { SEPARATED = 0, SLIDING = 1, SLIDING2 = 2, STICKING = 3 };
 
-#define RESTART 30   /* Krylov vectors kept between restarts of GMRES */
-#define LINE_STEPS 4 /* step lengths tried: 1, 1/2, 1/4, 1/8 */
+#define RESTART 30 /* Krylov vectors kept between restarts of GMRES */
 
 /* the active set of one contact and its parametrisation */
 typedef struct {
@@ -62,11 +61,11 @@ typedef struct {
 } cdSubspaceContact;
 
 size_t cd_lcpSubspaceWorkSize(int ncon) {
-  /* x, x0, r, w, lambda (3 ncon each), the Krylov basis (RESTART + 1 vectors of 3 ncon), the
+  /* x, r, w, lambda (3 ncon each), the Krylov basis (RESTART + 1 vectors of 3 ncon), the
    * inverse diagonal blocks (9 ncon), the contacts' active sets; the Hessenberg matrix,
    * its rotations and right-hand side */
   size_t n3 = 3 * (size_t)ncon;
-  return (5 * n3 + (RESTART + 1) * n3 + 9 * (size_t)ncon) * sizeof(double) +
+  return (4 * n3 + (RESTART + 1) * n3 + 9 * (size_t)ncon) * sizeof(double) +
          ((RESTART + 1) * RESTART + 3 * (RESTART + 1)) * sizeof(double) + (size_t)ncon * sizeof(cdSubspaceContact);
 }
 
@@ -180,16 +179,15 @@ static void precondition(const double *Pinv, int nc, const double *v, double *ou
   }
 }
 
-/* zout = the LCP iterate of x0 + theta (x - x0), projected onto the LCP's cones:
- * lambda_n >= 0, friction in the polygon; beta the slip speed (lam, w: scratch) */
+/* zout = the LCP iterate of x projected onto the LCP's cones: lambda_n >= 0, friction in
+ * the polygon; beta the slip speed where the friction is on it (lam, w: scratch) */
 static void project(const cdContactProblem *p, int m, const double *D, const cdSubspaceContact *con, const double *z,
-                    const double *x0, const double *x, double theta, double *zout, double *lam, double *w) {
+                    const double *x, double *zout, double *lam, double *w) {
   int nc = p->ncon;
   memset(zout, 0, (size_t)cd_lcpSize(nc, m) * sizeof *zout);
   for (int i = 0; i < nc; i++) {
     const cdSubspaceContact *c = &con[i];
-    double xi[3];
-    for (int t = 0; t < 3; t++) xi[t] = x0[3 * i + t] + theta * (x[3 * i + t] - x0[3 * i + t]);
+    const double *xi = &x[3 * i];
     double *alpha = &zout[nc + m * i], mu = p->mu[i];
     if (c->kind == SLIDING2) {
       alpha[c->a] = fmax(0.0, xi[1]);
@@ -236,7 +234,7 @@ static double dot(const double *a, const double *b, int n) {
 void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const double *z, double *zout,
                         int max_iter, double tolerance, void *work, cdLcpSubspaceStats *stats) {
   int nc = p->ncon, n3 = 3 * nc;
-  double *x = work, *x0 = x + n3, *r = x0 + n3, *w = r + n3, *lam = w + n3, *V = lam + n3;
+  double *x = work, *r = x + n3, *w = r + n3, *lam = w + n3, *V = lam + n3;
   double *Pinv = V + (size_t)(RESTART + 1) * (size_t)n3;
   double *H = Pinv + 9 * (size_t)nc, *cs = H + (RESTART + 1) * RESTART, *sn = cs + RESTART + 1, *gv = sn + RESTART + 1;
   cdSubspaceContact *con = (cdSubspaceContact *)(gv + RESTART + 1);
@@ -274,7 +272,6 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
     st.sliding += c->kind == SLIDING || c->kind == SLIDING2;
   }
   preconditioner(p, con, D, Pinv);
-  memcpy(x0, x, (size_t)n3 * sizeof *x0);
 
   /* restarted GMRES, right-preconditioned: the residual it minimises is the true one */
   residual(p, con, D, x, lam, r);
@@ -337,17 +334,8 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
     rn = rnew;
   }
 
-  /* a line search on the LCP residual along x0 -> x: a wrong active set or a near-null
-   * direction can make the full step overshoot once projected (V is free now: scratch) */
-  double best = INFINITY, theta = 1.0, tbest = 1.0;
-  for (int t = 0; t < LINE_STEPS; t++, theta *= 0.5) {
-    project(p, m, D, con, z, x0, x, theta, zout, lam, w);
-    double res = cd_lcpResidual(p, m, D, zout, V);
-    if (res < best) best = res, tbest = theta;
-  }
-  if (tbest != 2.0 * theta) /* zout holds the last step tried */
-    project(p, m, D, con, z, x0, x, tbest, zout, lam, w);
-  st.residual = best;
-  st.step = tbest;
+  /* the candidate, and its LCP residual (V is free now: scratch) */
+  project(p, m, D, con, z, x, zout, lam, w);
+  st.residual = cd_lcpResidual(p, m, D, zout, V);
   if (stats) *stats = st;
 }

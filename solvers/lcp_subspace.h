@@ -16,15 +16,13 @@ typedef struct cdLcpSubspaceStats {
   int iterations; /* GMRES iterations (products with G) */
   int sticking;   /* contacts whose three impulse components were free */
   int sliding;    /* sliding contacts (friction on the polygon) */
-  double step;     /* the step length the line search took */
   double residual; /* ||min(z, A z + b)||_inf of zout */
 } cdLcpSubspaceStats;
 
 /* from the iterate z of the LCP (layout in lcp.h) writes the candidate zout (both
  * cd_lcpSize(ncon, m); they may not alias). At most max_iter GMRES iterations; they stop
  * early once the restricted residual ||R u||_2 <= tolerance (m/s, lcp_subspace.c). zout is
- * the candidate of smallest LCP residual along the step (stats->residual), for the caller
- * to judge. work: cd_lcpSubspaceWorkSize
+ * the candidate, its LCP residual in stats->residual, for the caller to judge. work: cd_lcpSubspaceWorkSize
  * bytes, aligned for double; no allocation. */
 void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const double *z, double *zout,
                         int max_iter, double tolerance, void *work, cdLcpSubspaceStats *stats);

@@ -871,7 +871,6 @@ CD_TEST(lcpSubspaceStepOnTheSolutionsActiveSetLandsOnTheSolution) {
     CHECK_MSG(res <= 1e-10 && dl <= 1e-9, "trial %d (m = %d): residual %.3g, impulses off by %.3g after %d iterations",
               trial, m, res, dl, st.iterations);
     CHECK_NEAR(st.residual, res, 1e-15);
-    CHECK_MSG(st.step == 1.0, "trial %d: step %g residual %.3g", trial, st.step, res);
     free(A), free(lw), free(sw);
     cd_contactProblemFree(&p);
   }
