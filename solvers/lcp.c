@@ -372,7 +372,8 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
     /* a contact LCP that Lemke solves takes a few pivots a variable (a fraction of n on the
      * bundled scenes); one that needs many more is degenerate enough to cycle numerically
      * (redundant box-box contacts), and bgs from the warm start is the cheaper way out */
-    cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n)};
+    cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n),
+                         .ties = CD_LEMKE_TIES_LARGEST_PIVOT, .start = zw};
     cdLemkeStats ls;
     int st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
     if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
