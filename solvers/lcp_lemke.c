@@ -26,6 +26,23 @@
  * Nonlinear Dynamics 14, 1997) ray termination proves the LCP infeasible
  * (CPS Theorem 4.4.13), so a reported ray is never a missed solution there.
  *
+ * Largest-pivot rule (opt->ties = CD_LEMKE_TIES_LARGEST_PIVOT, used by the contact
+ * backend): ties go to the largest pivot entry instead, and entries below 1e-6 of the
+ * column's largest are not pivots. Redundant contacts (a cube pyramid: four coplanar points
+ * a face, G singular) make most pivots degenerate; there the lexicographic rule keeps
+ * choosing entries that are zeros up to roundoff, B^-1 grows to 1e12 and the run ends on a
+ * false ray or an inaccurate basis (299 of the pyramid's 300 steps). Any ratio-test tie rule
+ * is still Lemke's method (the path is one of the exact almost-complementary paths of the
+ * degenerate problem); finiteness is kept by hashing the bases: a basis seen within the
+ * last n pivots switches to the lexicographic rule against the current basis (Lemke on b
+ * perturbed by B_cur (eps, .., eps^n), which cannot cycle) until the path leaves the
+ * degenerate vertex, and half the pivot budget spent switches to it for good.
+ * Warm start (opt->start, Cottle-Pang-Stone 4.4 with a general covering vector d): the
+ * complementary basis B_0 = {z_j : start_j > 0, w_i : the others} is factored; if its
+ * x_B = B_0^-1 b is feasible it is the solution (no pivot: a resting scene's steps); else
+ * Lemke runs from B_0 with d = B_0 1 (so x_B(z0) = B_0^-1 b + z0 1 is feasible at
+ * z0 = -min x_B). With d not positive, ray termination no longer proves infeasibility, so a
+ * warm run that does not solve is followed by the standard run from {w} with d = e.
  * Implementation: revised form with an explicit basis inverse B^-1 (row-major), updated by
  * one Gauss-Jordan step per pivot: O(n^2) a pivot, n^2 + O(n) doubles of workspace.
  * Scaling: with positive diagonal R, S (powers of two, so exact), the LCP (R A S, R b) in
