@@ -23,7 +23,9 @@
  * bottom-up against gravity, to ||min(z, A z + b)||_inf <= tol max(1, ||b||_inf) with
  * --tolerance tol, 1e-8 by default (the same relative test as Lemke's check; b is in m/s
  * here, so below 1 m/s it is the absolute 1e-8); the default picks Lemke for
- * n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX and bgs above. When Lemke does not solve
+ * n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX and bgs above. Lemke runs with the largest-pivot
+ * tie rule from the warm start's basis (lcp_lemke.c), then if needed once more with the
+ * textbook lexicographic rule from the standard start. When Lemke does not solve
  * (ray termination, pivot limit, an inaccurate basis, or n > CD_LCP_LEMKE_MAX), the step
  * falls back to bgs from the warm start; stats->fallbacks counts it, so it is never silent.
  * Warm start (bgs): lambda_n and beta from the previous step's contact (the core carries
@@ -370,13 +372,23 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
     double *A = s->A, *b = s->A + n * n;
     cd_lcpBuildDense(p, m, s->D, A, b);
     /* a contact LCP that Lemke solves takes a few pivots a variable (a fraction of n on the
-     * bundled scenes); one that needs many more is degenerate enough to cycle numerically
-     * (redundant box-box contacts), and bgs from the warm start is the cheaper way out */
-    cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n)};
+     * bundled scenes, 1.2 n cold on the cube pyramid, none warm); one that needs many more
+     * is degenerate enough to cycle numerically, and bgs from the warm start is the
+     * cheaper way out */
+    cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n),
+                         .ties = CD_LEMKE_TIES_LARGEST_PIVOT, .start = zw};
     cdLemkeStats ls;
     int st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
     if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
     stats->iterations += ls.pivots;
+    if (st != CD_LEMKE_SOLVED) {
+      /* the textbook lexicographic rule from the standard start takes another path */
+      lo.ties = CD_LEMKE_TIES_LEXICOGRAPHIC;
+      lo.start = NULL;
+      st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
+      if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
+      stats->iterations += ls.pivots;
+    }
     if (st == CD_LEMKE_SOLVED) {
       s->used_lemke = 1;
       done = 1;

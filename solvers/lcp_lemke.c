@@ -26,6 +26,23 @@
  * Nonlinear Dynamics 14, 1997) ray termination proves the LCP infeasible
  * (CPS Theorem 4.4.13), so a reported ray is never a missed solution there.
  *
+ * Largest-pivot rule (opt->ties = CD_LEMKE_TIES_LARGEST_PIVOT, used by the contact
+ * backend): ties go to the largest pivot entry instead, and entries below 1e-6 of the
+ * column's largest are not pivots. Redundant contacts (a cube pyramid: four coplanar points
+ * a face, G singular) make most pivots degenerate; there the lexicographic rule keeps
+ * choosing entries that are zeros up to roundoff, B^-1 grows to 1e12 and the run ends on a
+ * false ray or an inaccurate basis (299 of the pyramid's 300 steps). Any ratio-test tie rule
+ * is still Lemke's method (the path is one of the exact almost-complementary paths of the
+ * degenerate problem); finiteness is kept by hashing the bases: a basis seen within the
+ * last n pivots switches to the lexicographic rule against the current basis (Lemke on b
+ * perturbed by B_cur (eps, .., eps^n), which cannot cycle) until the path leaves the
+ * degenerate vertex, and half the pivot budget spent switches to it for good.
+ * Warm start (opt->start, Cottle-Pang-Stone 4.4 with a general covering vector d): the
+ * complementary basis B_0 = {z_j : start_j > 0, w_i : the others} is factored; if its
+ * x_B = B_0^-1 b is feasible it is the solution (no pivot: a resting scene's steps); else
+ * Lemke runs from B_0 with d = B_0 1 (so x_B(z0) = B_0^-1 b + z0 1 is feasible at
+ * z0 = -min x_B). With d not positive, ray termination no longer proves infeasibility, so a
+ * warm run that does not solve is followed by the standard run from {w} with d = e.
  * Implementation: revised form with an explicit basis inverse B^-1 (row-major), updated by
  * one Gauss-Jordan step per pivot: O(n^2) a pivot, n^2 + O(n) doubles of workspace.
  * Scaling: with positive diagonal R, S (powers of two, so exact), the LCP (R A S, R b) in
@@ -40,6 +57,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -50,9 +68,17 @@
  * matters on degenerate rows (x_B = 0 up to roundoff, ratio 0), where the lexicographic
  * rule would otherwise happily take such an entry: a stack of cubes at rest does that. */
 #define LEMKE_PIVOT_REL 1e-9
+/* the same fraction under the largest-pivot rule: the rule is meant for near-singular
+ * problems (redundant contacts, whose dependent columns leave entries that are exact zeros
+ * up to the drift of B^-1); on the cube pyramid 1e-9 lets such entries in and B^-1 grows
+ * to 1e12, 1e-6 solves 265 of its 300 step LCPs */
+#define LEMKE_PIVOT_REL_STABLE 1e-6
 #define LEMKE_PIVOT_NOISE 64.0
 /* two ratios closer than this (relative) are a tie, resolved lexicographically */
 #define LEMKE_TIE_REL 1e-11
+/* a warm-start basis whose A_SS has a pivot below this fraction of its largest entry is
+ * treated as singular (the cold start is used instead) */
+#define LEMKE_WARM_PIVOT 1e-12
 
 typedef struct {
   int n;
@@ -62,14 +88,20 @@ typedef struct {
   double *d;               /* (n) B^-1 times the entering column */
   double *dnoise;          /* (n) rounding error bound of each d_i */
   double *col;             /* (n) the entering column's non-zeros (rows in cand) */
+  double *cover;           /* (n) covering vector (scaled): z0's column of C is -cover */
+  uint64_t *seen;          /* (n) hashes of the last n bases (cycle detection) */
   int *basis;              /* (n) variable of each row: w_i = i, z_j = n + j, z0 = 2n */
   int *cand;               /* (n) candidate rows of the ratio test */
   int *nzrow;              /* (n) non-zero columns of the pivot row */
+  int *ref;                /* (n) the lexicographic reference basis (lex mode) */
+  int lex;                 /* 1: ties broken lexicographically against ref */
+  double prel;             /* LEMKE_PIVOT_REL or LEMKE_PIVOT_REL_STABLE */
+  double step;             /* the last ratio test's minimum ratio (0: a degenerate pivot) */
 } cdLemke;
 
 size_t cd_lemkeWorkSize(int n) {
   size_t nn = n > 0 ? (size_t)n : 0;
-  return (nn * nn + 9 * nn) * sizeof(double) + (3 * nn + 1) * sizeof(int);
+  return (nn * nn + 10 * nn) * sizeof(double) + nn * sizeof(uint64_t) + (4 * nn + 1) * sizeof(int);
 }
 
 static double pow2Near(double x) { return ldexp(1.0, (int)lround(log2(x))); }
@@ -136,7 +168,33 @@ double cd_lcpResidualDense(int n, const double *A, const double *b, const double
   return res;
 }
 
-/* d = B^-1 (column of variable v in C = [I, -R A S, -e]) */
+/* the non-zeros of column v of C = [I, -R A S, -cover] into (vals, rows); returns the count */
+static int lemkeColumnEntries(const cdLemke *L, int v, double *vals, int *rows) {
+  int n = L->n, nz = 0;
+  if (v < n) {
+    vals[0] = 1.0;
+    rows[0] = v;
+    return 1;
+  }
+  if (v < 2 * n) {
+    int j = v - n;
+    const double *Aj = &L->A[(size_t)j * (size_t)n];
+    for (int k = 0; k < n; k++)
+      if (Aj[k] != 0.0) {
+        vals[nz] = -L->r[k] * Aj[k] * L->c[j];
+        rows[nz++] = k;
+      }
+    return nz;
+  }
+  for (int k = 0; k < n; k++)
+    if (L->cover[k] != 0.0) {
+      vals[nz] = -L->cover[k];
+      rows[nz++] = k;
+    }
+  return nz;
+}
+
+/* d = B^-1 (column of variable v in C) */
 static void lemkeColumn(cdLemke *L, int v) {
   int n = L->n;
   if (v < n) {
@@ -148,21 +206,7 @@ static void lemkeColumn(cdLemke *L, int v) {
   }
   /* the column's non-zeros (cand is free until the ratio test): contact LCP columns have
    * few, so the product costs n nnz instead of n^2 */
-  int nz = 0;
-  if (v < 2 * n) {
-    int j = v - n;
-    const double *Aj = &L->A[(size_t)j * (size_t)n];
-    for (int k = 0; k < n; k++)
-      if (Aj[k] != 0.0) {
-        L->col[nz] = -L->r[k] * Aj[k] * L->c[j];
-        L->cand[nz++] = k;
-      }
-  } else {
-    for (int k = 0; k < n; k++) {
-      L->col[nz] = -1.0;
-      L->cand[nz++] = k;
-    }
-  }
+  int nz = lemkeColumnEntries(L, v, L->col, L->cand);
   for (int i = 0; i < n; i++) {
     const double *Bi = &L->Binv[(size_t)i * (size_t)n];
     double s = 0.0, a = 0.0;
@@ -176,13 +220,43 @@ static void lemkeColumn(cdLemke *L, int v) {
   }
 }
 
-/* the leaving row by the lexicographic minimum ratio test, or -1 (ray) */
+/* lexicographic choice among the nc tied rows in cand: compares the rows of
+ * [B^-1 B_ref] / d column by column (B_ref: the basis L->ref), i.e. Lemke's method on b
+ * perturbed by B_ref (eps, eps^2, ..., eps^n). Uses col and nzrow as scratch. */
+static int lemkeLexChoice(cdLemke *L, int nc) {
+  int n = L->n;
+  double *vals = L->col;
+  int *rows = L->nzrow;
+  for (int t = 0; t < n && nc > 1; t++) {
+    int nz = lemkeColumnEntries(L, L->ref[t], vals, rows);
+    double vmin = INFINITY;
+    /* (B^-1 C_ref[t])_i / d_i of each tied row i, kept in dnoise (free after the test) */
+    for (int k = 0; k < nc; k++) {
+      int i = L->cand[k];
+      const double *Bi = &L->Binv[(size_t)i * (size_t)n];
+      double s = 0.0;
+      for (int q = 0; q < nz; q++) s += Bi[rows[q]] * vals[q];
+      L->dnoise[i] = s / L->d[i];
+      if (L->dnoise[i] < vmin) vmin = L->dnoise[i];
+    }
+    int keep = 0;
+    for (int k = 0; k < nc; k++) {
+      int i = L->cand[k];
+      if (L->dnoise[i] <= vmin + LEMKE_TIE_REL * (1.0 + fabs(vmin))) L->cand[keep++] = i;
+    }
+    nc = keep;
+  }
+  return L->cand[0];
+}
+
+/* the leaving row by the minimum ratio test, or -1 (ray). Ties: z0 first (it ends the
+ * run), then the largest pivot entry, or lexicographically in lex mode. */
 static int lemkeRatioTest(cdLemke *L) {
   int n = L->n, nc = 0;
   double dmax = 0.0;
   for (int i = 0; i < n; i++) dmax = fmax(dmax, fabs(L->d[i]));
   if (!(dmax > 0.0)) return -1;
-  double ptol = LEMKE_PIVOT_REL * dmax, tmin = INFINITY;
+  double ptol = L->prel * dmax, tmin = INFINITY;
   for (int i = 0; i < n; i++) {
     if (L->d[i] > ptol && L->d[i] > L->dnoise[i]) {
       double t = fmax(L->xB[i], 0.0) / L->d[i];
@@ -190,29 +264,17 @@ static int lemkeRatioTest(cdLemke *L) {
     }
   }
   if (tmin == INFINITY) return -1;
+  L->step = tmin;
   for (int i = 0; i < n; i++) {
     if (L->d[i] > ptol && L->d[i] > L->dnoise[i] && fmax(L->xB[i], 0.0) / L->d[i] <= tmin + LEMKE_TIE_REL * (1.0 + tmin)) L->cand[nc++] = i;
   }
-  /* z0 leaving ends the run: prefer it among ties */
   for (int k = 0; k < nc; k++)
     if (L->basis[L->cand[k]] == 2 * n) return L->cand[k];
-  /* lexicographic: compare the rows of B^-1 / d column by column until one is left */
-  for (int col = 0; col < n && nc > 1; col++) {
-    double vmin = INFINITY;
-    for (int k = 0; k < nc; k++) {
-      int i = L->cand[k];
-      double v = L->Binv[(size_t)i * (size_t)n + (size_t)col] / L->d[i];
-      if (v < vmin) vmin = v;
-    }
-    int keep = 0;
-    for (int k = 0; k < nc; k++) {
-      int i = L->cand[k];
-      double v = L->Binv[(size_t)i * (size_t)n + (size_t)col] / L->d[i];
-      if (v <= vmin + LEMKE_TIE_REL * (1.0 + fabs(vmin))) L->cand[keep++] = i;
-    }
-    nc = keep;
-  }
-  return L->cand[0];
+  if (L->lex) return lemkeLexChoice(L, nc);
+  int best = L->cand[0];
+  for (int k = 1; k < nc; k++)
+    if (L->d[L->cand[k]] > L->d[best]) best = L->cand[k];
+  return best;
 }
 
 /* Gauss-Jordan step on row r with the pivot column d */
@@ -311,9 +373,196 @@ static double lemkeRefine(cdLemke *L, const double *b, double *zc, double *F, do
   return residualWith(n, L->A, b, zc, w);
 }
 
+/* a fixed pseudo-random 64-bit key of variable v (splitmix64): a basis hashes to the XOR
+ * of its variables' keys, updated in O(1) a pivot */
+static uint64_t varKey(int v) {
+  uint64_t x = (uint64_t)v * 0x9E3779B97F4A7C15u + 0x632BE59BD9B4E019u;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
+  return x ^ (x >> 31);
+}
+
+/* the starting basis of the standard method: {w}, B^-1 = I, covering vector e */
+static void lemkeColdBasis(cdLemke *L) {
+  size_t nn = (size_t)L->n;
+  memset(L->Binv, 0, nn * nn * sizeof *L->Binv);
+  for (size_t i = 0; i < nn; i++) {
+    L->Binv[i * nn + i] = 1.0;
+    L->basis[i] = (int)i;
+    L->cover[i] = 1.0;
+  }
+}
+
+/* the complementary basis {z_j : start_j > 0} and {w_i : the others} with its inverse
+ * and the covering vector cover = B 1 (the sum of the basic columns, so B^-1 cover = 1).
+ * With S the basic z, B = [[-A_SS, 0], [-A_NS, I]] (rows and columns S, then the rest N),
+ * B^-1 = [[-A_SS^-1, 0], [-A_NS A_SS^-1, I]]: A_SS is inverted by Gauss-Jordan with
+ * partial pivoting in place (O(|S|^3)). Returns -1 when S is empty or A_SS is numerically
+ * singular (a pivot below LEMKE_WARM_PIVOT of the largest entry). piv: (n) int scratch */
+static int lemkeWarmBasis(cdLemke *L, const double *start, int *piv) {
+  int n = L->n, k = 0;
+  size_t nn = (size_t)n;
+  int *S = L->cand;
+  for (int i = 0; i < n; i++) {
+    int in = start[i] > 0.0;
+    L->basis[i] = in ? n + i : i;
+    if (in) S[k++] = i;
+  }
+  if (k == 0) return -1;
+  size_t kk = (size_t)k;
+  double *M = L->Binv; /* k x k row-major at the start of the buffer, expanded below */
+  double amax = 0.0;
+  for (int p = 0; p < k; p++)
+    for (int q = 0; q < k; q++) {
+      int i = S[p], j = S[q];
+      M[(size_t)p * kk + (size_t)q] = L->r[i] * L->A[i + (size_t)j * nn] * L->c[j];
+      amax = fmax(amax, fabs(M[(size_t)p * kk + (size_t)q]));
+    }
+  if (!(amax > 0.0)) return -1;
+  for (int j = 0; j < k; j++) {
+    int pr = j;
+    for (int i = j + 1; i < k; i++)
+      if (fabs(M[(size_t)i * kk + (size_t)j]) > fabs(M[(size_t)pr * kk + (size_t)j])) pr = i;
+    piv[j] = pr;
+    if (!(fabs(M[(size_t)pr * kk + (size_t)j]) > LEMKE_WARM_PIVOT * amax)) return -1;
+    if (pr != j)
+      for (int q = 0; q < k; q++) {
+        double t = M[(size_t)pr * kk + (size_t)q];
+        M[(size_t)pr * kk + (size_t)q] = M[(size_t)j * kk + (size_t)q];
+        M[(size_t)j * kk + (size_t)q] = t;
+      }
+    double *Mj = &M[(size_t)j * kk], inv = 1.0 / Mj[j];
+    Mj[j] = 1.0;
+    for (int q = 0; q < k; q++) Mj[q] *= inv;
+    for (int i = 0; i < k; i++) {
+      double *Mi = &M[(size_t)i * kk], f = Mi[j];
+      if (i == j || f == 0.0) continue;
+      Mi[j] = 0.0;
+      for (int q = 0; q < k; q++) Mi[q] -= f * Mj[q];
+    }
+  }
+  /* the row interchanges of P A_SS undo as column interchanges in reverse order */
+  for (int j = k - 1; j >= 0; j--)
+    if (piv[j] != j)
+      for (int i = 0; i < k; i++) {
+        double t = M[(size_t)i * kk + (size_t)j];
+        M[(size_t)i * kk + (size_t)j] = M[(size_t)i * kk + (size_t)piv[j]];
+        M[(size_t)i * kk + (size_t)piv[j]] = t;
+      }
+  /* expand -A_SS^-1 into rows and columns S of the n x n B^-1: backwards, each target index
+   * S_p n + S_q is at or after its source p k + q, so no unread entry is overwritten */
+  for (int p = k - 1; p >= 0; p--)
+    for (int q = k - 1; q >= 0; q--) M[(size_t)S[p] * nn + (size_t)S[q]] = -M[(size_t)p * kk + (size_t)q];
+  for (int p = 0; p < k; p++) {
+    double *Bi = &L->Binv[(size_t)S[p] * nn];
+    for (int j = 0; j < n; j++)
+      if (L->basis[j] < n) Bi[j] = 0.0;
+  }
+  /* rows N: -A_NS A_SS^-1 = A_NS (rows S of B^-1), and the identity */
+  for (int i = 0; i < n; i++) {
+    if (L->basis[i] >= n) continue;
+    double *Bi = &L->Binv[(size_t)i * nn];
+    for (int j = 0; j < n; j++) Bi[j] = 0.0;
+    for (int q = 0; q < k; q++) {
+      double a = L->r[i] * L->A[i + (size_t)S[q] * nn] * L->c[S[q]];
+      if (a == 0.0) continue;
+      const double *Bq = &L->Binv[(size_t)S[q] * nn];
+      for (int p = 0; p < k; p++) Bi[S[p]] += a * Bq[S[p]];
+    }
+    Bi[i] = 1.0;
+  }
+  for (int i = 0; i < n; i++) L->cover[i] = L->basis[i] < n ? 1.0 : 0.0;
+  for (int q = 0; q < k; q++) {
+    int j = S[q];
+    const double *Aj = &L->A[(size_t)j * nn];
+    for (int i = 0; i < n; i++) L->cover[i] -= L->r[i] * Aj[i] * L->c[j];
+  }
+  return 0;
+}
+
+/* x_B = B^-1 (R b) */
+static void lemkeBasicValues(cdLemke *L, const double *b) {
+  int n = L->n;
+  for (int i = 0; i < n; i++) {
+    const double *Bi = &L->Binv[(size_t)i * (size_t)n];
+    double s = 0.0;
+    for (int j = 0; j < n; j++) s += Bi[j] * L->r[j] * b[j];
+    L->xB[i] = s;
+  }
+}
+
+/* z from the basic z of L (unscaled; negative roundoff clipped) */
+static void lemkeExtract(const cdLemke *L, double *z) {
+  int n = L->n;
+  memset(z, 0, (size_t)n * sizeof *z);
+  for (int i = 0; i < n; i++) {
+    int v = L->basis[i];
+    if (v >= n && v < 2 * n) z[v - n] = L->c[v - n] * fmax(0.0, L->xB[i]);
+  }
+}
+
+/* the complementary pivots from the basis in L (B^-1, x_B and cover set, x_B not all >= 0):
+ * z0 enters at the most negative x_B (ties: the largest index, which makes the rows of
+ * [x_B, B^-1] lexicographically positive), then complements enter until z0 leaves.
+ * Adds this run's pivots after the first (at most maxp) to *pivots. Returns a CD_LEMKE_ code. */
+static int lemkeRun(cdLemke *L, int maxp, int ties, int *pivots) {
+  int n = L->n, rr = 0;
+  for (int i = 0; i < n; i++)
+    if (L->xB[i] <= L->xB[rr]) rr = i;
+  /* the lexicographic rule compares against the starting basis B_0 (B^-1 itself when B_0 = I) */
+  L->lex = ties == CD_LEMKE_TIES_LEXICOGRAPHIC;
+  memcpy(L->ref, L->basis, (size_t)n * sizeof *L->ref);
+  lemkeColumn(L, 2 * n);
+  int leaving0 = L->basis[rr];
+  lemkePivot(L, rr);
+  L->basis[rr] = 2 * n;
+  uint64_t hash = 0;
+  for (int i = 0; i < n; i++) hash ^= varKey(L->basis[i]);
+  int nseen = 0, count = 0, permanent = 0, status, entering = leaving0 < n ? leaving0 + n : leaving0 - n;
+  for (;;) {
+    if (count >= maxp) {
+      status = CD_LEMKE_PIVOT_LIMIT;
+      break;
+    }
+    lemkeColumn(L, entering);
+    int row = lemkeRatioTest(L);
+    if (row < 0) {
+      status = CD_LEMKE_RAY;
+      break;
+    }
+    int leaving = L->basis[row];
+    lemkePivot(L, row);
+    L->basis[row] = entering;
+    count++;
+    if (leaving == 2 * n) {
+      status = CD_LEMKE_SOLVED;
+      break;
+    }
+    hash ^= varKey(leaving) ^ varKey(entering);
+    entering = leaving < n ? leaving + n : leaving - n;
+    if (ties == CD_LEMKE_TIES_LARGEST_PIVOT) {
+      /* the largest-pivot rule can cycle on a degenerate vertex: a basis seen within the
+       * last n pivots switches to the lexicographic rule against the current basis until
+       * the path leaves the vertex (a pivot with a positive step), which cannot cycle
+       * there; half the pivot budget spent switches to it for the rest of the run */
+      if (L->lex && !permanent && L->step > LEMKE_TIE_REL) L->lex = 0;
+      int again = 0;
+      for (int t = 0; t < nseen && t < n && !again; t++) again = L->seen[t] == hash;
+      L->seen[nseen++ % n] = hash;
+      if (!L->lex && (again || 2 * count >= maxp)) {
+        L->lex = 1;
+        permanent = 2 * count >= maxp;
+        memcpy(L->ref, L->basis, (size_t)n * sizeof *L->ref);
+      }
+    }
+  }
+  *pivots += count;
+  return status;
+}
+
 int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLemkeOptions *opt,
                   cdLemkeStats *stats) {
-  cdLemkeStats st = {0, 0.0, 0, 0};
+  cdLemkeStats st = {0, 0.0, 0, 0, 0};
   if (n <= 0) {
     if (stats) *stats = st;
     return CD_LEMKE_SOLVED;
@@ -321,10 +570,12 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
   int maxp = opt && opt->max_pivots > 0 ? opt->max_pivots : 20 * n + 1000;
   double tol = opt && opt->tolerance > 0 ? opt->tolerance : 1e-10;
   int scale = opt ? opt->scale : 0;
+  const double *start = opt ? opt->start : NULL;
+  int ties = opt ? opt->ties : CD_LEMKE_TIES_LEXICOGRAPHIC;
   void *mem = opt && opt->work ? opt->work : cd_malloc(cd_lemkeWorkSize(n));
   if (!mem) return CD_LEMKE_NOMEM;
 
-  /* carve the workspace: doubles first, then ints */
+  /* carve the workspace: doubles first, then the hashes, then ints */
   size_t nn = (size_t)n;
   double *dw = mem;
   cdLemke L;
@@ -335,69 +586,58 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
   L.d = L.xB + nn;
   L.col = L.d + nn;
   L.dnoise = L.col + nn;
-  double *r = L.dnoise + nn, *c = r + nn, *zc = c + nn, *t1 = zc + nn, *t2 = t1 + nn;
+  L.cover = L.dnoise + nn;
+  double *r = L.cover + nn, *c = r + nn, *zc = c + nn, *t1 = zc + nn, *t2 = t1 + nn;
   L.r = r;
   L.c = c;
-  int *iw = (int *)(void *)(t2 + nn);
+  L.seen = (uint64_t *)(void *)(t2 + nn);
+  int *iw = (int *)(void *)(L.seen + nn);
   L.basis = iw;
   L.cand = iw + nn;
-  int *piv = L.cand + nn; /* (n + 1): the refinement's LU pivots */
+  L.ref = L.cand + nn;
+  int *piv = L.ref + nn; /* (n + 1): the refinement's LU pivots */
   L.nzrow = piv;
+  L.lex = 0;
+  L.step = 0.0;
+  L.prel = ties == CD_LEMKE_TIES_LARGEST_PIVOT ? LEMKE_PIVOT_REL_STABLE : LEMKE_PIVOT_REL;
 
   st.scaled = lemkeScale(n, A, scale, r, c, t1, t2);
   double bnorm = 0.0;
   for (int i = 0; i < n; i++) bnorm = fmax(bnorm, fabs(b[i]));
   double check = tol * fmax(1.0, bnorm);
 
-  /* the first pivot: z0 enters, w_r leaves; among ties the largest index (lexicographic) */
-  int rr = 0;
-  for (int i = 0; i < n; i++) {
-    L.xB[i] = r[i] * b[i];
-    if (L.xB[i] <= L.xB[rr]) rr = i;
+  int status = -1, pivoted = 0;
+  if (start && lemkeWarmBasis(&L, start, piv) == 0) {
+    /* the guessed basis: a solution when its x_B is feasible, else the start of the pivots */
+    lemkeBasicValues(&L, b);
+    lemkeExtract(&L, z);
+    st.residual = residualWith(n, A, b, z, t1);
+    if (st.residual <= check) {
+      status = CD_LEMKE_SOLVED;
+    } else {
+      pivoted = 1;
+      status = lemkeRun(&L, maxp, ties, &st.pivots);
+      lemkeExtract(&L, z);
+      st.residual = residualWith(n, A, b, z, t1);
+      if (status == CD_LEMKE_SOLVED && !(st.residual <= check)) status = CD_LEMKE_INACCURATE;
+    }
+    st.warm = status == CD_LEMKE_SOLVED;
   }
-  int status, pivoted = L.xB[rr] < 0.0;
-  if (!pivoted) {
-    memset(z, 0, nn * sizeof *z);
-    status = CD_LEMKE_SOLVED;
-  } else {
-    memset(L.Binv, 0, nn * nn * sizeof *L.Binv);
-    for (int i = 0; i < n; i++) {
-      L.Binv[(size_t)i * nn + (size_t)i] = 1.0;
-      L.basis[i] = i;
+  if (status != CD_LEMKE_SOLVED) {
+    /* the standard method: basis {w}, covering vector e */
+    pivoted = 0;
+    for (int i = 0; i < n; i++) pivoted |= r[i] * b[i] < 0.0;
+    if (!pivoted) {
+      memset(z, 0, nn * sizeof *z);
+      status = CD_LEMKE_SOLVED;
+    } else {
+      lemkeColdBasis(&L);
+      for (int i = 0; i < n; i++) L.xB[i] = r[i] * b[i];
+      status = lemkeRun(&L, maxp, ties, &st.pivots);
+      lemkeExtract(&L, z);
     }
-    lemkeColumn(&L, 2 * n);
-    lemkePivot(&L, rr);
-    L.basis[rr] = 2 * n;
-    int entering = n + rr;
-    for (;;) {
-      if (st.pivots >= maxp) {
-        status = CD_LEMKE_PIVOT_LIMIT;
-        break;
-      }
-      lemkeColumn(&L, entering);
-      int row = lemkeRatioTest(&L);
-      if (row < 0) {
-        status = CD_LEMKE_RAY;
-        break;
-      }
-      int leaving = L.basis[row];
-      lemkePivot(&L, row);
-      L.basis[row] = entering;
-      st.pivots++;
-      if (leaving == 2 * n) {
-        status = CD_LEMKE_SOLVED;
-        break;
-      }
-      entering = leaving < n ? leaving + n : leaving - n;
-    }
-    memset(z, 0, nn * sizeof *z);
-    for (int i = 0; i < n; i++) {
-      int v = L.basis[i];
-      if (v >= n && v < 2 * n) z[v - n] = c[v - n] * fmax(0.0, L.xB[i]);
-    }
+    st.residual = residualWith(n, A, b, z, t1);
   }
-
-  st.residual = residualWith(n, A, b, z, t1);
   if (status == CD_LEMKE_SOLVED && !(st.residual <= check) && pivoted) {
     /* B^-1 is no longer needed: its storage holds the active-set factorization */
     double res = lemkeRefine(&L, b, zc, L.Binv, L.d, L.col, t1, L.cand, piv);

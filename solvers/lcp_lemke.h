@@ -19,12 +19,23 @@ enum {
   CD_LEMKE_NOMEM = -1       /* the workspace could not be allocated (= CD_ERR_NOMEM) */
 };
 
+/* tie-breaking rules of the minimum ratio test */
+enum {
+  CD_LEMKE_TIES_LEXICOGRAPHIC = 0, /* the textbook rule (the path Siconos' lexicolemke takes) */
+  CD_LEMKE_TIES_LARGEST_PIVOT = 1  /* the largest pivot entry; lexicographic once a basis repeats */
+};
+
 typedef struct cdLemkeOptions {
   int max_pivots;   /* limit on the complementary pivots; 0: 20 n + 1000 */
   double tolerance; /* accept z when ||min(z, A z + b)||_inf <= tolerance max(1, ||b||_inf);
                        0: 1e-10 */
   int scale;        /* -1 never, 0 automatic (row or column maxima of |A| spread over more
                        than a factor CD_LEMKE_SCALE_SPREAD), 1 always */
+  int ties;         /* tie-breaking in the ratio test: CD_LEMKE_TIES_LEXICOGRAPHIC (0) or
+                       CD_LEMKE_TIES_LARGEST_PIVOT (see lcp_lemke.c) */
+  const double *start; /* optional (n) guess of the solution, e.g. the previous time step's:
+                          the complementary basis {z_j : start_j > 0, w_i : the others} is
+                          tried first (see lcp_lemke.c); NULL: the standard start */
   void *work;       /* optional workspace of cd_lemkeWorkSize(n) bytes (aligned for double);
                        NULL: allocated and freed by the call */
 } cdLemkeOptions;
@@ -37,6 +48,7 @@ typedef struct cdLemkeStats {
   double residual; /* ||min(z, A z + b)||_inf of the returned z, unscaled */
   int refined;     /* 1 when the active-set re-solve improved the pivoting result */
   int scaled;      /* 1 when rows and columns were equilibrated */
+  int warm;        /* 1 when the answer came from the start guess's basis */
 } cdLemkeStats;
 
 /* bytes of workspace cd_lemkeSolve needs for size n */

@@ -326,3 +326,48 @@ CD_TEST(lemkeUsesTheCallersWorkspaceWithoutAllocating) {
   CHECK(cd_lemkeSolve(6, A, b, z, NULL, NULL) == CD_LEMKE_NOMEM);
   cd_allocFailAt(0);
 }
+
+/* the two opt-in parts the contact backend uses: the largest-pivot tie rule and the warm
+ * start. On random P-matrix problems (unique solution) both must reach the enumerated
+ * solution; a warm start from the solution's support is a solution with no pivot, and a
+ * wrong guess (every z basic, or a random support) still ends on the solution. */
+CD_TEST(lemkeLargestPivotRuleAndWarmStartReachTheUniqueSolution) {
+  g_rng = 0x5851f42d4c957f2dULL;
+  int tested = 0, nopivot = 0;
+  for (int trial = 0; trial < 200; trial++) {
+    int n = 1 + trial % NMAX;
+    double B[NMAX * NMAX], A[NMAX * NMAX], b[NMAX], ze[NMAX], z[NMAX], guess[NMAX];
+    for (int t = 0; t < n * n; t++) B[t] = rndIn(-1, 1);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        double sum = i == j ? 0.1 : 0.0;
+        for (int k = 0; k < n; k++) sum += B[i + k * n] * B[j + k * n];
+        A[i + j * n] = sum;
+      }
+    for (int i = 0; i < n; i++) b[i] = rndIn(-1, 1);
+    if (enumerateLcp(n, A, b, ze) != 1) continue;
+    tested++;
+    for (int variant = 0; variant < 4; variant++) {
+      for (int i = 0; i < n; i++)
+        guess[i] = variant == 1 ? ze[i] : variant == 2 ? 1.0 : rndIn(-1, 1);
+      cdLemkeOptions opt = {.ties = CD_LEMKE_TIES_LARGEST_PIVOT, .start = variant ? guess : NULL};
+      cdLemkeStats st;
+      int s = cd_lemkeSolve(n, A, b, z, &opt, &st);
+      CHECK_MSG(s == CD_LEMKE_SOLVED, "trial %d variant %d: status %d", trial, variant, s);
+      for (int i = 0; i < n; i++)
+        CHECK_MSG(fabs(z[i] - ze[i]) <= 1e-9, "trial %d variant %d: z[%d] = %.17g vs %.17g", trial, variant, i,
+                  z[i], ze[i]);
+      if (variant == 1) {
+        int support = 0;
+        for (int i = 0; i < n; i++) support += ze[i] > 0.0;
+        if (support) {
+          CHECK_MSG(st.warm && st.pivots == 0, "trial %d: start at the solution took %d pivots (warm %d)", trial,
+                    st.pivots, st.warm);
+          nopivot += st.warm && st.pivots == 0;
+        }
+      }
+    }
+  }
+  CHECK(tested >= 150);
+  CHECK(nopivot > 0);
+}
