@@ -368,7 +368,7 @@ done:
 #define CHECK_EVERY 2
 /* subspace steps (lcp_subspace.h): one every SUBSPACE_EVERY sweeps (a multiple of
  * CHECK_EVERY) while the residual is above the threshold, with at most SUBSPACE_ITER
- * conjugate-gradient iterations a friction update; the first residual of a candidate may
+ * GMRES iterations a pass; the first residual of a candidate may
  * exceed the current one by SUBSPACE_SPREAD (its sliding contacts' slip directions are
  * left to the sweeps), and after SUBSPACE_TRIES candidates that did not help a solve
  * takes no more */
@@ -397,7 +397,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdBgsCluster cw = {cd_malloc(3 * (size_t)nc * sizeof(int)), NULL,
                      cd_malloc((2 * (size_t)n + 4 * (size_t)nc) * sizeof(double)), NULL};
   double *zsub = cd_malloc(2 * (size_t)n * sizeof *zsub); /* (n) a subspace candidate, (n) the iterate it replaced */
-  void *sw = cd_malloc(cd_lcpSubspaceWorkSize(nc));
+  void *sw = cd_malloc(cd_lcpSubspaceWorkSize(nc, m));
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.w || !zsub || !sw) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
     cd_free(zsub), cd_free(sw);

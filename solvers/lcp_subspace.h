@@ -9,11 +9,13 @@
 
 #include "problem.h"
 
-/* bytes of workspace cd_lcpSubspaceStep needs for ncon contacts (aligned for double) */
-size_t cd_lcpSubspaceWorkSize(int ncon);
+/* bytes of workspace cd_lcpSubspaceStep needs for ncon contacts and m directions (aligned
+ * for double) */
+size_t cd_lcpSubspaceWorkSize(int ncon, int m);
 
 typedef struct cdLcpSubspaceStats {
-  int iterations; /* GMRES iterations (products with G) */
+  int iterations; /* GMRES iterations (products with G), all passes */
+  int passes;     /* linear solves (the active set updated between them) */
   int sticking;   /* contacts whose three impulse components were free */
   int sliding;    /* sliding contacts (friction on the polygon) */
   double residual; /* ||min(z, A z + b)||_inf of zout */
