@@ -56,6 +56,7 @@
 #include "lcp.h"
 #include "lcp_lemke.h"
 #include "lcp_subspace.h"
+#include "vec3.h"
 
 /* ---- the block LCP of one contact ---- */
 
@@ -147,14 +148,11 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
 
   /* sticking: u = 0, lambda = -W^-1 c inside the polygon, beta = 0 */
   {
-    double i00 = W[4] * W[8] - W[5] * W[7], i01 = W[2] * W[7] - W[1] * W[8], i02 = W[1] * W[5] - W[2] * W[4];
-    double i10 = W[5] * W[6] - W[3] * W[8], i11 = W[0] * W[8] - W[2] * W[6], i12 = W[2] * W[3] - W[0] * W[5];
-    double i20 = W[3] * W[7] - W[4] * W[6], i21 = W[1] * W[6] - W[0] * W[7], i22 = W[0] * W[4] - W[1] * W[3];
-    double det = W[0] * i00 + W[1] * i10 + W[2] * i20, wmax = 0.0;
+    double C[9], det = cd_m3adjugate(C, W), wmax = 0.0;
     for (int t = 0; t < 9; t++) wmax = fmax(wmax, fabs(W[t]));
     if (fabs(det) > 1e-12 * wmax * wmax * wmax) {
-      double ln = -(i00 * c[0] + i01 * c[1] + i02 * c[2]) / det;
-      double lt[2] = {-(i10 * c[0] + i11 * c[1] + i12 * c[2]) / det, -(i20 * c[0] + i21 * c[1] + i22 * c[2]) / det};
+      double ln = -(C[0] * c[0] + C[1] * c[1] + C[2] * c[2]) / det;
+      double lt[2] = {-(C[3] * c[0] + C[4] * c[1] + C[5] * c[2]) / det, -(C[6] * c[0] + C[7] * c[1] + C[8] * c[2]) / det};
       if (ln > 0.0) {
         cand[0] = ln;
         alphaOfTangent(m, D, lt, &cand[1]);

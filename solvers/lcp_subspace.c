@@ -64,6 +64,7 @@
 #include <string.h>
 
 #include "lcp.h"
+#include "vec3.h"
 
 enum { SEPARATED = 0, SLIDING = 1, SLIDING2 = 2, STICKING = 3 };
 
@@ -176,13 +177,9 @@ static void preconditioner(const cdContactProblem *p, const cdSubspaceContact *c
         B[8] = K[8] != 0.0 ? 1.0 / K[8] : 0.0;
       }
     } else if (kind == STICKING) {
-      double i00 = W[4] * W[8] - W[5] * W[7], i01 = W[2] * W[7] - W[1] * W[8], i02 = W[1] * W[5] - W[2] * W[4];
-      double i10 = W[5] * W[6] - W[3] * W[8], i11 = W[0] * W[8] - W[2] * W[6], i12 = W[2] * W[3] - W[0] * W[5];
-      double i20 = W[3] * W[7] - W[4] * W[6], i21 = W[1] * W[6] - W[0] * W[7], i22 = W[0] * W[4] - W[1] * W[3];
-      double det = W[0] * i00 + W[1] * i10 + W[2] * i20;
+      double C[9], det = cd_m3adjugate(C, W);
       if (tr > 0.0 && fabs(det) > 1e-12 * tr * tr * tr) {
-        double inv[9] = {i00, i01, i02, i10, i11, i12, i20, i21, i22};
-        for (int t = 0; t < 9; t++) B[t] = inv[t] / det;
+        for (int t = 0; t < 9; t++) B[t] = C[t] / det;
       } else {
         for (int t = 0; t < 3; t++) B[4 * t] = W[4 * t] > 0.0 ? 1.0 / W[4 * t] : 0.0;
       }

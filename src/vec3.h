@@ -75,6 +75,14 @@ static inline void cd_m3mul(double R[9], const double A[9], const double B[9]) {
     for (int j = 0; j < 3; j++)
       R[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
 }
+/* C = the adjugate of A (so A^-1 = C / det A where det A != 0); returns det A. C must not
+ * alias A */
+static inline double cd_m3adjugate(double C[9], const double A[9]) {
+  C[0] = A[4] * A[8] - A[5] * A[7], C[1] = A[2] * A[7] - A[1] * A[8], C[2] = A[1] * A[5] - A[2] * A[4];
+  C[3] = A[5] * A[6] - A[3] * A[8], C[4] = A[0] * A[8] - A[2] * A[6], C[5] = A[2] * A[3] - A[0] * A[5];
+  C[6] = A[3] * A[7] - A[4] * A[6], C[7] = A[1] * A[6] - A[0] * A[7], C[8] = A[0] * A[4] - A[1] * A[3];
+  return A[0] * C[0] + A[1] * C[3] + A[2] * C[6];
+}
 /* R = A diag(d) A^T (a body inertia rotated to world); R must not alias A */
 static inline void cd_m3rotateDiag(double R[9], const double A[9], const double d[3]) {
   for (int i = 0; i < 3; i++)
