@@ -76,6 +76,8 @@
 #define LEMKE_PIVOT_NOISE 64.0
 /* two ratios closer than this (relative) are a tie, resolved lexicographically */
 #define LEMKE_TIE_REL 1e-11
+/* restarts from a run's final basis when its z misses the tolerance (lemkeRestart) */
+#define LEMKE_RESTARTS 4
 /* a warm-start basis whose A_SS has a pivot below this fraction of its largest entry is
  * treated as singular (the cold start is used instead) */
 #define LEMKE_WARM_PIVOT 1e-12
@@ -560,6 +562,39 @@ static int lemkeRun(cdLemke *L, int maxp, int ties, int *pivots) {
   return status;
 }
 
+/* restarts from the complementary basis a run ended on when its z (residual *res) misses
+ * check: the basis is factored afresh (lemkeWarmBasis on the mask of its basic z), which
+ * removes the drift of the updated B^-1 and x_B; if the fresh x_B is still infeasible (a
+ * degenerate row the ratio test could not see, see LEMKE_RESTARTS), Lemke runs again from
+ * that basis with the covering vector B 1. z and *res keep the best iterate. Returns 1 when
+ * z meets check. mask, zc, w: (n) scratch; piv: (n) int scratch */
+static int lemkeRestart(cdLemke *L, const double *b, double *z, double *res, double check, int maxp, int ties,
+                        int *pivots, double *mask, double *zc, double *w, int *piv) {
+  int n = L->n;
+  for (int k = 0; k < LEMKE_RESTARTS && *pivots < maxp; k++) {
+    for (int i = 0; i < n; i++) mask[i] = 0.0;
+    for (int i = 0; i < n; i++)
+      if (L->basis[i] >= n && L->basis[i] < 2 * n) mask[L->basis[i] - n] = 1.0;
+    if (lemkeWarmBasis(L, mask, piv)) return 0;
+    lemkeBasicValues(L, b);
+    double xmin = INFINITY;
+    for (int i = 0; i < n; i++) xmin = fmin(xmin, L->xB[i]);
+    for (int pass = 0; pass < 2; pass++) {
+      lemkeExtract(L, zc);
+      double rc = residualWith(n, L->A, b, zc, w);
+      if (rc < *res) {
+        memcpy(z, zc, (size_t)n * sizeof *z);
+        *res = rc;
+      }
+      if (*res <= check) return 1;
+      if (pass == 1) break;
+      /* a feasible fresh x_B whose z still misses check is as good as this basis gets */
+      if (!(xmin < 0.0) || lemkeRun(L, maxp - *pivots, ties, pivots) != CD_LEMKE_SOLVED) return 0;
+    }
+  }
+  return 0;
+}
+
 int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLemkeOptions *opt,
                   cdLemkeStats *stats) {
   cdLemkeStats st = {0, 0.0, 0, 0, 0};
@@ -619,7 +654,9 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
       status = lemkeRun(&L, maxp, ties, &st.pivots);
       lemkeExtract(&L, z);
       st.residual = residualWith(n, A, b, z, t1);
-      if (status == CD_LEMKE_SOLVED && !(st.residual <= check)) status = CD_LEMKE_INACCURATE;
+      if (status == CD_LEMKE_SOLVED && !(st.residual <= check) &&
+          !lemkeRestart(&L, b, z, &st.residual, check, maxp, ties, &st.pivots, t2, zc, t1, piv))
+        status = CD_LEMKE_INACCURATE;
     }
     st.warm = status == CD_LEMKE_SOLVED;
   }
@@ -635,6 +672,9 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
       for (int i = 0; i < n; i++) L.xB[i] = r[i] * b[i];
       status = lemkeRun(&L, maxp, ties, &st.pivots);
       lemkeExtract(&L, z);
+      st.residual = residualWith(n, A, b, z, t1);
+      if (status == CD_LEMKE_SOLVED && !(st.residual <= check))
+        lemkeRestart(&L, b, z, &st.residual, check, maxp, ties, &st.pivots, t2, zc, t1, piv);
     }
     st.residual = residualWith(n, A, b, z, t1);
   }
