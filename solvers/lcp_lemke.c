@@ -565,13 +565,14 @@ static int lemkeRun(cdLemke *L, int maxp, int ties, int *pivots) {
 /* restarts from the complementary basis a run ended on when its z (residual *res) misses
  * check: the basis is factored afresh (lemkeWarmBasis on the mask of its basic z), which
  * removes the drift of the updated B^-1 and x_B; if the fresh x_B is still infeasible (a
- * degenerate row the ratio test could not see, see LEMKE_RESTARTS), Lemke runs again from
- * that basis with the covering vector B 1. z and *res keep the best iterate. Returns 1 when
- * z meets check. mask, zc, w: (n) scratch; piv: (n) int scratch */
+ * degenerate row whose pivot entry was too small to be taken, see LEMKE_RESTARTS), Lemke
+ * runs again from that basis with the covering vector B 1, at most maxp pivots in all
+ * (added to *pivots). z and *res keep the best iterate. Returns 1 when z meets check. mask, zc, w: (n) scratch; piv: (n) int
+ * scratch */
 static int lemkeRestart(cdLemke *L, const double *b, double *z, double *res, double check, int maxp, int ties,
                         int *pivots, double *mask, double *zc, double *w, int *piv) {
-  int n = L->n;
-  for (int k = 0; k < LEMKE_RESTARTS && *pivots < maxp; k++) {
+  int n = L->n, used = 0;
+  for (int k = 0; k < LEMKE_RESTARTS && used < maxp; k++) {
     for (int i = 0; i < n; i++) mask[i] = 0.0;
     for (int i = 0; i < n; i++)
       if (L->basis[i] >= n && L->basis[i] < 2 * n) mask[L->basis[i] - n] = 1.0;
@@ -579,20 +580,25 @@ static int lemkeRestart(cdLemke *L, const double *b, double *z, double *res, dou
     lemkeBasicValues(L, b);
     double xmin = INFINITY;
     for (int i = 0; i < n; i++) xmin = fmin(xmin, L->xB[i]);
-    for (int pass = 0; pass < 2; pass++) {
-      lemkeExtract(L, zc);
-      double rc = residualWith(n, L->A, b, zc, w);
-      if (rc < *res) {
-        memcpy(z, zc, (size_t)n * sizeof *z);
-        *res = rc;
-      }
-      if (*res <= check) return 1;
-      if (pass == 1) break;
-      /* a feasible fresh x_B whose z still misses check is as good as this basis gets */
-      if (!(xmin < 0.0) || lemkeRun(L, maxp - *pivots, ties, pivots) != CD_LEMKE_SOLVED) return 0;
+    lemkeExtract(L, zc);
+    double rc = residualWith(n, L->A, b, zc, w);
+    if (rc < *res) {
+      memcpy(z, zc, (size_t)n * sizeof *z);
+      *res = rc;
     }
+    if (*res <= check) break;
+    /* a feasible fresh x_B whose z still misses check is as good as this basis gets */
+    if (!(xmin < 0.0) || lemkeRun(L, maxp - used, ties, &used) != CD_LEMKE_SOLVED) break;
+    lemkeExtract(L, zc);
+    rc = residualWith(n, L->A, b, zc, w);
+    if (rc < *res) {
+      memcpy(z, zc, (size_t)n * sizeof *z);
+      *res = rc;
+    }
+    if (*res <= check) break;
   }
-  return 0;
+  *pivots += used;
+  return *res <= check;
 }
 
 int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLemkeOptions *opt,
