@@ -22,9 +22,12 @@
  * pivot (that pivot takes the largest index among the minimal b_i to make this so), the
  * rule never ties, and the method cannot cycle: it ends after finitely many pivots.
  * Termination: for a copositive-plus A (symmetric PSD matrices, P-matrices via the
- * strictly copositive case, and the Anitescu-Hart contact matrix, Anitescu & Potra,
- * Nonlinear Dynamics 14, 1997) ray termination proves the LCP infeasible
- * (CPS Theorem 4.4.13), so a reported ray is never a missed solution there.
+ * strictly copositive case) ray termination proves the LCP infeasible (CPS Theorem
+ * 4.4.13), so a reported ray is never a missed solution there. The Anitescu-Hart contact
+ * matrix is copositive but not copositive-plus (z = (0, 0, beta) has z^T A z = 0 and
+ * (A + A^T) z = (mu beta, 0, 0)); Lemke solves it when b . z^h >= 0 on its homogeneous
+ * solutions z^h (Anitescu & Potra, Nonlinear Dynamics 14, 1997), which holds for a physical
+ * b = (J v + phi/dt) with phi >= 0; a random b with a singular G can end on a true ray.
  *
  * Largest-pivot rule (opt->ties = CD_LEMKE_TIES_LARGEST_PIVOT, used by the contact
  * backend): ties go to the largest pivot entry instead, and entries below 1e-6 of the
@@ -48,7 +51,18 @@
  * Scaling: with positive diagonal R, S (powers of two, so exact), the LCP (R A S, R b) in
  * z' = S^-1 z has the same solutions and w' = R w; rows and columns are equilibrated that
  * way (Ruiz iteration) when their magnitudes spread over orders of magnitude, as they do
- * when masses do. Check and refinement: the returned z is checked on the original problem;
+ * when masses do.
+ * Restarts: a run that ends on a complementary basis whose z misses the tolerance is
+ * restarted from that basis (at most LEMKE_RESTARTS times, maxp pivots in all): the basis
+ * is factored afresh like a warm start, which removes the drift of the updated B^-1 and
+ * x_B, and if the fresh x_B is infeasible Lemke runs again from it with d = B 1. On
+ * redundant contacts (a cube stack: four coplanar points a face) many rows are degenerate
+ * (x_B = 0 in exact arithmetic, +-1e-11 here) with pivot entries of 1e-11 .. 1e-10 that
+ * the pivot tolerance rightly refuses; stepping past them leaves the final x_B infeasible
+ * by ~1e-10, just above the tolerance (76 of the stack's 300 steps); the restarts solve
+ * those from the nearby basis. Every answer is still a complementary basis's exact
+ * solution checked against the tolerance.
+ * Check and refinement: the returned z is checked on the original problem;
  * if the residual misses the tolerance, the final active set S = {j : z_j basic} is solved
  * again, A_SS z_S = -b_S, by an LU factorization with one step of iterative refinement,
  * and the result is kept when its residual is smaller.
@@ -76,6 +90,8 @@
 #define LEMKE_PIVOT_NOISE 64.0
 /* two ratios closer than this (relative) are a tie, resolved lexicographically */
 #define LEMKE_TIE_REL 1e-11
+/* restarts from a run's final basis when its z misses the tolerance (lemkeRestart) */
+#define LEMKE_RESTARTS 4
 /* a warm-start basis whose A_SS has a pivot below this fraction of its largest entry is
  * treated as singular (the cold start is used instead) */
 #define LEMKE_WARM_PIVOT 1e-12
@@ -560,6 +576,45 @@ static int lemkeRun(cdLemke *L, int maxp, int ties, int *pivots) {
   return status;
 }
 
+/* restarts from the complementary basis a run ended on when its z (residual *res) misses
+ * check: the basis is factored afresh (lemkeWarmBasis on the mask of its basic z), which
+ * removes the drift of the updated B^-1 and x_B; if the fresh x_B is still infeasible (a
+ * degenerate row whose pivot entry was too small to be taken, see the opening comment), Lemke
+ * runs again from that basis with the covering vector B 1, at most maxp pivots in all
+ * (added to *pivots). z and *res keep the best iterate. Returns 1 when z meets check. mask, zc, w: (n) scratch; piv: (n) int
+ * scratch */
+static int lemkeRestart(cdLemke *L, const double *b, double *z, double *res, double check, int maxp, int ties,
+                        int *pivots, double *mask, double *zc, double *w, int *piv) {
+  int n = L->n, used = 0;
+  for (int k = 0; k < LEMKE_RESTARTS && used < maxp; k++) {
+    for (int i = 0; i < n; i++) mask[i] = 0.0;
+    for (int i = 0; i < n; i++)
+      if (L->basis[i] >= n && L->basis[i] < 2 * n) mask[L->basis[i] - n] = 1.0;
+    if (lemkeWarmBasis(L, mask, piv)) return 0;
+    lemkeBasicValues(L, b);
+    double xmin = INFINITY;
+    for (int i = 0; i < n; i++) xmin = fmin(xmin, L->xB[i]);
+    lemkeExtract(L, zc);
+    double rc = residualWith(n, L->A, b, zc, w);
+    if (rc < *res) {
+      memcpy(z, zc, (size_t)n * sizeof *z);
+      *res = rc;
+    }
+    if (*res <= check) break;
+    /* a feasible fresh x_B whose z still misses check is as good as this basis gets */
+    if (!(xmin < 0.0) || lemkeRun(L, maxp - used, ties, &used) != CD_LEMKE_SOLVED) break;
+    lemkeExtract(L, zc);
+    rc = residualWith(n, L->A, b, zc, w);
+    if (rc < *res) {
+      memcpy(z, zc, (size_t)n * sizeof *z);
+      *res = rc;
+    }
+    if (*res <= check) break;
+  }
+  *pivots += used;
+  return *res <= check;
+}
+
 int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLemkeOptions *opt,
                   cdLemkeStats *stats) {
   cdLemkeStats st = {0, 0.0, 0, 0, 0};
@@ -619,7 +674,9 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
       status = lemkeRun(&L, maxp, ties, &st.pivots);
       lemkeExtract(&L, z);
       st.residual = residualWith(n, A, b, z, t1);
-      if (status == CD_LEMKE_SOLVED && !(st.residual <= check)) status = CD_LEMKE_INACCURATE;
+      if (status == CD_LEMKE_SOLVED && !(st.residual <= check) &&
+          !lemkeRestart(&L, b, z, &st.residual, check, maxp, ties, &st.pivots, t2, zc, t1, piv))
+        status = CD_LEMKE_INACCURATE;
     }
     st.warm = status == CD_LEMKE_SOLVED;
   }
@@ -635,6 +692,9 @@ int cd_lemkeSolve(int n, const double *A, const double *b, double *z, const cdLe
       for (int i = 0; i < n; i++) L.xB[i] = r[i] * b[i];
       status = lemkeRun(&L, maxp, ties, &st.pivots);
       lemkeExtract(&L, z);
+      st.residual = residualWith(n, A, b, z, t1);
+      if (status == CD_LEMKE_SOLVED && !(st.residual <= check))
+        lemkeRestart(&L, b, z, &st.residual, check, maxp, ties, &st.pivots, t2, zc, t1, piv);
     }
     st.residual = residualWith(n, A, b, z, t1);
   }

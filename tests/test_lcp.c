@@ -843,7 +843,16 @@ CD_TEST(lcpSubspaceStepOnTheSolutionsActiveSetLandsOnTheSolution) {
     cd_lcpBuildDense(&p, m, D, A, b);
     cdLemkeOptions lo = {.work = lw};
     if (cd_lemkeSolve(n, A, b, zs, &lo, NULL) != CD_LEMKE_SOLVED) {
-      /* (a random problem Lemke does not solve gives no reference; counted below) */
+      /* (no reference; counted below). Not a Lemke defect: trial 7 (m = 6) has no solution.
+       * randomProblem puts contacts on random bodies, and there a body carries more
+       * constraint rows than its 6 dofs: G = J M^-1 J^T has rank 22 of 24, and the random g
+       * is not in range(J). Lemke's ray z^h = (lambda_n^h, alpha^h, 0) >= 0 (G v^h = 0 for
+       * v^h = (lambda_n^h, D alpha^h)) has A z^h >= 0, z^h . A z^h = 0 and b . z^h = g . v^h
+       * = -1.9 < 0. A is copositive but not copositive-plus (z = (0, 0, beta): z^T A z = 0,
+       * (A + A^T) z = (mu beta, 0, 0)), so the ray alone proves nothing, but a mixed-integer
+       * check finds no solution with z, w <= 1e4, and 2000 Lemke runs from random starting
+       * bases (covering vectors B 1) all end on rays. A physical step's g = J v_f (+ phi / dt
+       * >= 0 on lambda_n) has g . v^h >= 0, and Anitescu-Potra's solvability holds. */
       unsolved++;
       free(A), free(lw), free(sw);
       cd_contactProblemFree(&p);
