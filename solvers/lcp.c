@@ -19,7 +19,8 @@
  * Solvers: "lemke" (lcp_lemke.c) on the dense A, exact up to roundoff (checked to
  * 1e-10 max(1, ||b||_inf) by default); "bgs" (lcp_bgs.c, alias "pgs") block Gauss-Seidel
  * over contacts, each contact's block solved exactly (closed-form active sets, Lemke when
- * degenerate), stalled clusters of contacts solved exactly by Lemke, contacts swept
+ * degenerate), subspace steps on the active set the sweeps found (lcp_subspace.c), stalled
+ * clusters of contacts solved exactly by Lemke, contacts swept
  * bottom-up against gravity, to ||min(z, A z + b)||_inf <= tol max(1, ||b||_inf) with
  * --tolerance tol, 1e-8 by default (the same relative test as Lemke's check; b is in m/s
  * here, so below 1 m/s it is the absolute 1e-8); the default picks Lemke for
@@ -28,6 +29,8 @@
  * textbook lexicographic rule from the standard start. When Lemke does not solve
  * (ray termination, pivot limit, an inaccurate basis, or n > CD_LCP_LEMKE_MAX), the step
  * falls back to bgs from the warm start; stats->fallbacks counts it, so it is never silent.
+ * A bgs solve that misses its rule from the warm start runs once more from zero, and the
+ * answer of smaller residual is taken (both runs' sweeps are counted).
  * Warm start (bgs): lambda_n and beta from the previous step's contact (the core carries
  * them by key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
  * lambda_T split over the two directions adjacent to its angle.
@@ -407,6 +410,19 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
     s->used_bgs = 1;
     stats->iterations += bs.sweeps;
     stats->converged = bs.converged;
+    if (!bs.converged) {
+      /* a warm start can hold the sweeps in the basin of the previous step's active set
+       * (measured on a 4096-sphere impact: 1000 sweeps to 3e-5 warm, 240 to 4e-8 cold):
+       * once more from zero, the better of the two kept */
+      cdBgsStats bc;
+      memset(zw, 0, n * sizeof *zw);
+      if (cd_bgsSolve(p, m, s->D, zw, &bo, &bc)) return CD_ERR_NOMEM;
+      stats->iterations += bc.sweeps;
+      if (bc.residual < bs.residual) {
+        memcpy(z, zw, n * sizeof *z);
+        stats->converged = bc.converged;
+      }
+    }
   }
   stats->residual = cd_lcpResidual(p, m, s->D, z, s->work);
 

@@ -79,7 +79,7 @@ static void runOne(FILE *sum, const char *outdir, const char *scene_name, const 
   cd_sceneFree(&s);
 }
 
-CD_BENCH(pilesDroppedOnTheGroundRunToRest) {
+CD_BENCH(pilesDroppedOnTheGroundCollapse) {
   FILE *sum = cd_benchOpen(outdir, "models.csv");
   if (!sum) return;
   fprintf(sum, "scene,model,solver,bodies,steps,contacts_end,median_ms,p90_ms,iterations_mean,iterations_max,"
