@@ -23,7 +23,7 @@
  * a sparse linear system, non-symmetric where contacts slide (their friction follows their
  * normal impulse) and singular where contacts are redundant (a pile is hyperstatic).
  * Method: restarted GMRES (RESTART vectors) from x0 = the iterate, right-preconditioned by
- * the inverse of each contact's block R_i G_ii Q_i, at most max_iter products with G, stopping
+ * the inverse of each contact's block R_i G_ii Q_i, at most max_iter products with G a pass, stopping
  * once ||R u||_2 <= tolerance or a restart gains nothing. GMRES minimises the true residual
  * over its Krylov space, so a singular or inconsistent system (a wrong active set) costs
  * progress but cannot blow the iterate up; each product is one cd_blockMatrixMul, O(nnz(G)),

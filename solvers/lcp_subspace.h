@@ -22,7 +22,7 @@ typedef struct cdLcpSubspaceStats {
 } cdLcpSubspaceStats;
 
 /* from the iterate z of the LCP (layout in lcp.h) writes the candidate zout (both
- * cd_lcpSize(ncon, m); they may not alias). At most max_iter GMRES iterations; they stop
+ * cd_lcpSize(ncon, m); they may not alias). At most max_iter GMRES iterations a pass; they stop
  * early once the restricted residual ||R u||_2 <= tolerance (m/s, lcp_subspace.c). zout is
  * the candidate, its LCP residual in stats->residual, for the caller to judge. work: cd_lcpSubspaceWorkSize
  * bytes, aligned for double; no allocation. */
