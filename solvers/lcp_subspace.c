@@ -122,7 +122,7 @@ static void restrictOne(const cdSubspaceContact *c, const double *D, const doubl
   }
 }
 
-/* y = R G Q x (lam, u: scratch) */
+/* y = R G Q x (lam: scratch) */
 static void apply(const cdContactProblem *p, const cdSubspaceContact *con, const double *D, const double *x, double *lam,
                   double *y) {
   int nc = p->ncon;
@@ -137,12 +137,11 @@ static void apply(const cdContactProblem *p, const cdSubspaceContact *con, const
 /* r = -R (G Q x + g) */
 static void residual(const cdContactProblem *p, const cdSubspaceContact *con, const double *D, const double *x,
                      double *lam, double *r) {
-  int nc = p->ncon;
-  for (int i = 0; i < nc; i++) expandOne(&con[i], p->mu[i], D, &x[3 * i], &lam[3 * i]);
-  cd_blockMatrixMul(&p->G, lam, r);
-  for (int i = 0; i < nc; i++) {
-    double u[3] = {-(r[3 * i] + p->g[3 * i]), -(r[3 * i + 1] + p->g[3 * i + 1]), -(r[3 * i + 2] + p->g[3 * i + 2])};
-    restrictOne(&con[i], D, u, &r[3 * i]);
+  apply(p, con, D, x, lam, r);
+  for (int i = 0; i < p->ncon; i++) {
+    double rg[3];
+    restrictOne(&con[i], D, &p->g[3 * i], rg);
+    for (int t = 0; t < 3; t++) r[3 * i + t] = -(r[3 * i + t] + rg[t]);
   }
 }
 
