@@ -13,19 +13,28 @@
 #include "simtest.h"
 #include "test.h"
 
+/* runs every step of the scene, each of which must converge; the fallbacks to bgs and the
+ * largest residual over the run */
+static void runScene(cdSim *sim, long *fallbacks, double *resmax) {
+  long steps = sim->scene.nstep, pivots = 0;
+  *fallbacks = 0;
+  *resmax = 0.0;
+  for (long k = 0; k < steps; k++) {
+    if (cd_simStep(sim)) break;
+    *fallbacks += sim->stats.fallbacks;
+    pivots += sim->stats.iterations;
+    *resmax = fmax(*resmax, sim->stats.residual);
+    CHECK_MSG(sim->stats.converged, "step %ld did not converge", k);
+  }
+  printf("    %ld steps: %ld fallbacks, %ld pivots in all, residual max %.2e\n", steps, *fallbacks, pivots, *resmax);
+}
+
 CD_TEST(lcpCubePyramidStepsAreSolvedByLemkeWithoutFallback) {
   cdSim sim;
   if (cd_simMakeFile(&sim, "cube-pyramid.json", "lcp", NULL, NULL)) return;
-  long steps = sim.scene.nstep, fallbacks = 0, pivots = 0;
-  double resmax = 0.0;
-  for (long k = 0; k < steps; k++) {
-    if (cd_simStep(&sim)) break;
-    fallbacks += sim.stats.fallbacks;
-    pivots += sim.stats.iterations;
-    resmax = fmax(resmax, sim.stats.residual);
-    CHECK_MSG(sim.stats.converged, "step %ld did not converge", k);
-  }
-  printf("    %ld steps: %ld fallbacks, %ld pivots in all, residual max %.2e\n", steps, fallbacks, pivots, resmax);
+  long steps = sim.scene.nstep, fallbacks;
+  double resmax;
+  runScene(&sim, &fallbacks, &resmax);
   CHECK_MSG(fallbacks == 0, "%ld of %ld steps fell back to bgs", fallbacks, steps);
   CHECK(sim.world->warn_fallback == 0);
   /* Lemke's check: ||min(z, Az + b)||_inf <= 1e-10 max(1, ||b||_inf), b in m/s below 1 */
@@ -40,16 +49,9 @@ CD_TEST(lcpCubePyramidStepsAreSolvedByLemkeWithoutFallback) {
 CD_TEST(lcpCubeStackStepsAreSolvedByLemkeWithAtMostOnePercentFallbacks) {
   cdSim sim;
   if (cd_simMakeFile(&sim, "cube-stack.json", "lcp", NULL, NULL)) return;
-  long steps = sim.scene.nstep, fallbacks = 0, pivots = 0;
-  double resmax = 0.0;
-  for (long k = 0; k < steps; k++) {
-    if (cd_simStep(&sim)) break;
-    fallbacks += sim.stats.fallbacks;
-    pivots += sim.stats.iterations;
-    resmax = fmax(resmax, sim.stats.residual);
-    CHECK_MSG(sim.stats.converged, "step %ld did not converge", k);
-  }
-  printf("    %ld steps: %ld fallbacks, %ld pivots in all, residual max %.2e\n", steps, fallbacks, pivots, resmax);
+  long steps = sim.scene.nstep, fallbacks;
+  double resmax;
+  runScene(&sim, &fallbacks, &resmax);
   /* nearly every step by Lemke: the bgs fallback is for the rare step whose data are
    * inconsistent at the tolerance (see above), not for a quarter of them */
   CHECK_MSG(100 * fallbacks <= steps, "%ld of %ld steps fell back to bgs", fallbacks, steps);
