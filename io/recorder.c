@@ -633,7 +633,7 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
     memcpy(&vel[3 * i], &world->v[6 * i], 3 * sizeof(double));
     memcpy(&ang[3 * i], &world->v[6 * i + 3], 3 * sizeof(double));
   }
-  cdSolveStats none = {0, 0.0, 1, 0, 0};
+  cdSolveStats none = {.converged = 1};
   const cdSolveStats *st = stats && r->nframe > 0 ? stats : &none;
   *(int32_t *)col_push(&c[COL_ITERATIONS]) = st->iterations;
   *(double *)col_push(&c[COL_RESIDUAL]) = st->residual;
@@ -710,7 +710,11 @@ int cd_recorderWriteSummary(cdRecorder *r, const cdSummary *s) {
                {"residual_max", s->residual_max},
                {"penetration_max", s->penetration_max},
                {"lift_max", s->lift_max},
-               {"kinetic_energy_final", s->kinetic_energy_final}};
+               {"kinetic_energy_final", s->kinetic_energy_final},
+               {"time_collide", s->time_collide},
+               {"time_build", s->time_build},
+               {"time_solve", s->time_solve},
+               {"time_record", s->time_record}};
   int rc = 0;
   for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++) {
     int64_t v = ints[i].v;

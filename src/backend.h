@@ -34,6 +34,7 @@ typedef struct cdSolveStats {
   int converged;   /* 1 when the stopping rule was met */
   int substeps;    /* force backends: substeps taken this step */
   int fallbacks;   /* times a solver fell back to another this step */
+  int cholmod_warnings; /* CHOLMOD calls of the step that returned a warning (status > 0) */
 } cdSolveStats;
 
 /* return codes shared by the core and the backends */
