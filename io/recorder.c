@@ -47,6 +47,9 @@
  *   /solver/residual               f64 [F]      the backend's complementarity residual
  *   /solver/converged              u8  [F]      1 when the stopping rule was met
  *   /solver/substeps               i32 [F]      force backends: substeps of the step
+ *   /solver/factorizations         i32 [F]      sparse factorizations of the step (work not
+ *                                                counted as iterations; cdSolveStats)
+ *   /solver/products               i32 [F]      operator products not counted as iterations
  *   /solver/warn_cholmod           i64 [F]      cumulative counters of numerical trouble
  *   /solver/warn_nonconverged      i64 [F]        up to this frame (cdWorld.warn_*): they
  *   /solver/warn_fallback          i64 [F]        also count the steps between frames
@@ -128,6 +131,8 @@ enum {
   COL_RESIDUAL,
   COL_CONVERGED,
   COL_SUBSTEPS,
+  COL_FACTORIZATIONS,
+  COL_PRODUCTS,
   COL_WARN_CHOLMOD,
   COL_WARN_NONCONVERGED,
   COL_WARN_FALLBACK,
@@ -450,6 +455,8 @@ static void columns_define(cdRecorder *r) {
   col_define(&c[COL_RESIDUAL], "/solver/residual", d, f64, 1, 0, 0);
   col_define(&c[COL_CONVERGED], "/solver/converged", H5T_NATIVE_UINT8, H5T_STD_U8LE, 1, 0, 0);
   col_define(&c[COL_SUBSTEPS], "/solver/substeps", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
+  col_define(&c[COL_FACTORIZATIONS], "/solver/factorizations", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
+  col_define(&c[COL_PRODUCTS], "/solver/products", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
   col_define(&c[COL_WARN_CHOLMOD], "/solver/warn_cholmod", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
   col_define(&c[COL_WARN_NONCONVERGED], "/solver/warn_nonconverged", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
   col_define(&c[COL_WARN_FALLBACK], "/solver/warn_fallback", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
@@ -639,6 +646,8 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
   *(double *)col_push(&c[COL_RESIDUAL]) = st->residual;
   *(uint8_t *)col_push(&c[COL_CONVERGED]) = st->converged ? 1 : 0;
   *(int32_t *)col_push(&c[COL_SUBSTEPS]) = st->substeps;
+  *(int32_t *)col_push(&c[COL_FACTORIZATIONS]) = st->factorizations;
+  *(int32_t *)col_push(&c[COL_PRODUCTS]) = st->products;
   *(int64_t *)col_push(&c[COL_WARN_CHOLMOD]) = world->warn_cholmod;
   *(int64_t *)col_push(&c[COL_WARN_NONCONVERGED]) = world->warn_nonconverged;
   *(int64_t *)col_push(&c[COL_WARN_FALLBACK]) = world->warn_fallback;
