@@ -41,6 +41,7 @@
 #include "lcp.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include "alloc.h"
 #include "lcp_bgs.h"
 #include "lcp_lemke.h"
+#include "lcp_newton.h"
 
 int cd_lcpSize(int ncon, int m) { return ncon * (m + 2); }
 
@@ -132,19 +134,24 @@ void cd_lcpLambdaFromZ(int ncon, int m, const double *D, const double *z, double
   }
 }
 
+static double cross2(const double *a, const double *b) { return a[0] * b[1] - a[1] * b[0]; }
+
 void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *alpha) {
   for (int l = 0; l < m; l++) alpha[l] = 0.0;
   if (lt[0] == 0.0 && lt[1] == 0.0) return;
-  double th = atan2(lt[1], lt[0]);
-  if (th < 0) th += 2.0 * M_PI;
-  int k = (int)floor(th / (2.0 * M_PI / m));
-  if (k < 0) k = 0;
-  if (k >= m) k = m - 1;
-  int l = (k + 1) % m;
+  /* the nearest direction d_k (largest d_k . lt, the lowest k on a tie) and its neighbour on
+   * lt's side (the next one counter-clockwise when lt lies along d_k) */
+  int k = 0;
+  double dmax = -INFINITY;
+  for (int l = 0; l < m; l++) {
+    double d = D[2 * l] * lt[0] + D[2 * l + 1] * lt[1];
+    if (d > dmax) dmax = d, k = l;
+  }
+  int l = cross2(&D[2 * k], lt) >= 0.0 ? (k + 1) % m : (k + m - 1) % m;
   const double *dk = &D[2 * k], *dl = &D[2 * l];
-  double det = dk[0] * dl[1] - dk[1] * dl[0]; /* sin(2 pi / m) > 0 */
-  alpha[k] = fmax(0.0, (lt[0] * dl[1] - lt[1] * dl[0]) / det);
-  alpha[l] = fmax(0.0, (dk[0] * lt[1] - dk[1] * lt[0]) / det);
+  double det = cross2(dk, dl); /* +-sin(2 pi / m) */
+  alpha[k] = fmax(0.0, cross2(lt, dl) / det);
+  alpha[l] = fmax(0.0, cross2(dk, lt) / det);
 }
 
 /* u = G lambda(z) + g into work + 3 ncon; returns it */
@@ -176,27 +183,33 @@ static double worse(double res, double zi, double wi) {
   return v <= res ? res : v; /* NaN propagates */
 }
 
-double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
+double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, const double *z, const double *u,
+                             int i) {
   int nc = p->ncon;
+  /* impulses (lambda_N, alpha, the bound mu lambda_N - sum alpha) as velocities: / meff_i */
+  double beta = z[nc + nc * m + i], sum = 0.0, w = 1.0 / cd_contactProblemMeff(p, i);
+  double res = worse(0.0, w * z[i], u[0]);
+  for (int l = 0; l < m; l++) {
+    double a = z[nc + m * i + l];
+    res = worse(res, w * a, D[2 * l] * u[1] + D[2 * l + 1] * u[2] + beta);
+    sum += a;
+  }
+  return worse(res, beta, w * (p->mu[i] * z[i] - sum));
+}
+
+double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
   const double *u = contactVelocity(p, m, D, z, work);
   double res = 0.0;
-  for (int i = 0; i < nc; i++) {
-    /* impulses (lambda_N, alpha, the bound mu lambda_N - sum alpha) as velocities: / meff_i */
-    double beta = z[nc + nc * m + i], sum = 0.0, w = 1.0 / cd_contactProblemMeff(p, i);
-    res = worse(res, w * z[i], u[3 * i]);
-    for (int l = 0; l < m; l++) {
-      double a = z[nc + m * i + l];
-      res = worse(res, w * a, D[2 * l] * u[3 * i + 1] + D[2 * l + 1] * u[3 * i + 2] + beta);
-      sum += a;
-    }
-    res = worse(res, beta, w * (p->mu[i] * z[i] - sum));
+  for (int i = 0; i < p->ncon; i++) {
+    double r = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i);
+    if (!(r <= res)) res = r; /* NaN propagates */
   }
   return res / cd_contactProblemVelocityScale(p);
 }
 
 /* ---- the backend ---- */
 
-typedef enum { LCP_AUTO = 0, LCP_LEMKE, LCP_BGS } cdLcpMode;
+typedef enum { LCP_AUTO = 0, LCP_LEMKE, LCP_NEWTON, LCP_BGS } cdLcpMode;
 
 typedef struct {
   double h; /* height of the contact point along up, m */
@@ -208,12 +221,16 @@ typedef struct cdLcpState {
   double *D;       /* (2 x m) */
   cdLcpMode mode;
   double tol;      /* user tolerance, 0: each solver's default */
-  int max_sweeps;  /* bgs, 0: default */
-  int used_lemke, used_bgs;
+  int max_iter;    /* --max-iterations: Newton's active sets and bgs's sweeps; 0: defaults */
+  int used_lemke, used_newton, used_bgs;
+  char name[24];   /* the solvers used, "lemke+newton+bgs" at most */
   double up[3];    /* unit, world: against gravity (z without gravity); heights for the bgs order */
+  cdLcpNewton *newton;
+  int newton_skip;   /* auto: steps left on which the active-set method is not tried ... */
+  int newton_backoff; /* ... after it failed: 1, 2, 4 .. NEWTON_BACKOFF_MAX steps, reset by a success */
   /* scratch, grown on demand and kept between steps */
   size_t zcap, wcap, acap, lcap; /* bytes */
-  double *z;       /* (2 n) the solution, then the warm start */
+  double *z;       /* (3 n) the solution, the warm start, and a candidate */
   double *work;    /* (6 ncon) */
   double *A;       /* (n x n + 2 n) the dense A, then b, then the scales of lcpScaleDense */
   size_t ocap;     /* contacts rank and order hold */
@@ -225,6 +242,7 @@ typedef struct cdLcpState {
 static void lcpFree(void *state) {
   cdLcpState *s = state;
   if (!s) return;
+  cd_lcpNewtonFree(s->newton);
   cd_free(s->D), cd_free(s->z), cd_free(s->work), cd_free(s->A), cd_free(s->lemke);
   cd_free(s->rank), cd_free(s->order);
   cd_free(s);
@@ -241,10 +259,12 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   const char *name = opt ? opt->solver : NULL;
   if (name && !strcmp(name, "lemke"))
     mode = LCP_LEMKE;
+  else if (name && !strcmp(name, "newton"))
+    mode = LCP_NEWTON;
   else if (name && (!strcmp(name, "bgs") || !strcmp(name, "pgs")))
     mode = LCP_BGS;
   else if (name) {
-    snprintf(err, errlen, "lcp: unknown solver '%s' (expected lemke, bgs or pgs)", name);
+    snprintf(err, errlen, "lcp: unknown solver '%s' (expected lemke, newton, bgs or pgs)", name);
     return CD_ERR_USAGE;
   }
   if (opt && !(opt->tolerance >= 0.0)) {
@@ -258,7 +278,7 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   cdLcpState *s = cd_calloc(1, sizeof *s);
   if (!s) return CD_ERR_NOMEM;
   s->D = cd_malloc(2 * (size_t)m * sizeof *s->D);
-  if (!s->D) {
+  if (!s->D || (mode != LCP_LEMKE && mode != LCP_BGS && !(s->newton = cd_lcpNewtonMake()))) {
     lcpFree(s);
     return CD_ERR_NOMEM;
   }
@@ -266,7 +286,7 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   cd_lcpDirections(m, s->D);
   s->mode = mode;
   s->tol = opt ? opt->tolerance : 0.0;
-  s->max_sweeps = opt ? opt->max_iterations : 0;
+  s->max_iter = opt ? opt->max_iterations : 0;
   double gn = scene ? sqrt(scene->gravity[0] * scene->gravity[0] + scene->gravity[1] * scene->gravity[1] +
                            scene->gravity[2] * scene->gravity[2])
                     : 0.0;
@@ -277,11 +297,17 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
 
 static const char *lcpSolverName(const void *state) {
   const cdLcpState *s = state;
-  if (s->used_lemke && s->used_bgs) return "lemke+bgs";
-  if (s->used_lemke) return "lemke";
-  if (s->used_bgs) return "bgs";
-  /* nothing solved yet: what the configuration will use */
-  return s->mode == LCP_LEMKE ? "lemke" : s->mode == LCP_BGS ? "bgs" : "lemke+bgs";
+  cdLcpState *w = (cdLcpState *)(uintptr_t)state; /* the name buffer is scratch */
+  int l = s->used_lemke, n = s->used_newton, b = s->used_bgs;
+  if (!l && !n && !b) {
+    /* nothing solved yet: what the configuration can use */
+    l = s->mode == LCP_LEMKE || s->mode == LCP_AUTO;
+    n = s->mode == LCP_NEWTON || s->mode == LCP_AUTO;
+    b = 1;
+  }
+  snprintf(w->name, sizeof w->name, "%s%s%s%s%s", l ? "lemke" : "", l && (n || b) ? "+" : "", n ? "newton" : "",
+           n && b ? "+" : "", b ? "bgs" : "");
+  return w->name;
 }
 
 /* grows *buf to hold want bytes; 0 ok */
@@ -356,7 +382,7 @@ static int bgsOrder(cdLcpState *s, const cdContactSet *contacts, int nc, const i
  * contact i, 1 for beta; z' = S z / vscale, w' = R w / vscale with S = diag(sc) and R = 1 on
  * the velocity rows, 1 / meff_i on the bound rows; A' = R A S^-1, b' = R b / vscale, the
  * same complementarity. dir = 1 scales A, b (may be NULL) and z; dir = -1 takes z back. */
-static void lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, double *b, double *z, int dir) {
+void cd_lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, double *b, double *z, int dir) {
   size_t nc = (size_t)p->ncon, n = nc * (size_t)(m + 2), nb = nc + nc * (size_t)m;
   double vs = cd_contactProblemVelocityScale(p);
   for (size_t i = 0; i < nc; i++) {
@@ -375,6 +401,98 @@ static void lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *
   for (size_t k = 0; k < n; k++) b[k] *= (k >= nb ? sc[k - nb] : 1.0) / vs;
 }
 
+/* Lemke on the dense A from the warm start zw (the residual's units, cd_lcpScaleDense);
+ * 1 solved into z, 0 not, CD_ERR_NOMEM */
+static int lemkeStep(cdLcpState *s, const cdContactProblem *p, double *z, double *zw, cdSolveStats *stats) {
+  int m = s->m;
+  size_t n = (size_t)cd_lcpSize(p->ncon, m);
+  if (reserve((void **)&s->A, &s->acap, (n * n + 2 * n) * sizeof(double)) ||
+      reserve(&s->lemke, &s->lcap, cd_lemkeWorkSize((int)n)))
+    return CD_ERR_NOMEM;
+  double *A = s->A, *b = s->A + n * n, *sc = b + n;
+  cd_lcpBuildDense(p, m, s->D, A, b);
+  /* Lemke works in the residual's units (lcp.h): impulses as velocities, relative to
+   * ||g||_inf, so that its pivot choices and its 1e-10 check do not depend on the unit of
+   * mass. z' = S z / vscale, w' = R w / vscale with S = diag(1 / meff_i on lambda_N and
+   * alpha, 1 on beta), R = diag(1 on the velocity rows, 1 / meff_i on the bound rows):
+   * A' = R A S^-1, b' = R b / vscale, the same complementarity. */
+  cd_lcpScaleDense(p, m, sc, A, b, zw, 1);
+  /* a contact LCP that Lemke solves takes a few pivots a variable (a fraction of n on the
+   * bundled scenes, 1.2 n cold on the cube pyramid, none warm); one that needs many more
+   * is degenerate enough to cycle numerically, and another solver is the cheaper way out */
+  cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n),
+                       .ties = CD_LEMKE_TIES_LARGEST_PIVOT, .start = zw};
+  cdLemkeStats ls;
+  int st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
+  if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
+  stats->iterations += ls.pivots;
+  if (st != CD_LEMKE_SOLVED) {
+    /* the textbook lexicographic rule from the standard start takes another path */
+    lo.ties = CD_LEMKE_TIES_LEXICOGRAPHIC;
+    lo.start = NULL;
+    st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
+    if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
+    stats->iterations += ls.pivots;
+  }
+  cd_lcpScaleDense(p, m, sc, NULL, NULL, zw, -1);
+  if (st != CD_LEMKE_SOLVED) return 0;
+  cd_lcpScaleDense(p, m, sc, NULL, NULL, z, -1);
+  s->used_lemke = 1;
+  return 1;
+}
+
+/* the active-set method from zw; 1 solved into z, 0 not (z: its best iterate), CD_ERR_NOMEM */
+static int newtonStep(cdLcpState *s, const cdContactProblem *p, double *z, const double *zw, cdSolveStats *stats) {
+  size_t n = (size_t)cd_lcpSize(p->ncon, s->m);
+  memcpy(z, zw, n * sizeof *z);
+  cdLcpNewtonOptions no = {.tolerance = s->tol, .max_iterations = s->max_iter};
+  cdLcpNewtonStats ns;
+  int rc = cd_lcpNewtonSolve(s->newton, p, s->m, s->D, z, &no, &ns);
+  stats->iterations += ns.iterations;
+  stats->factorizations += ns.factorizations;
+  stats->products += ns.products;
+  if (rc) return rc;
+  s->used_newton = 1;
+  return ns.converged;
+}
+
+/* block Gauss-Seidel from z (in: the start, out: the answer); sets stats->converged */
+static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet *contacts, double *z,
+                   cdSolveStats *stats) {
+  cdBgsOptions bo = {.tolerance = s->tol, .max_sweeps = s->max_iter};
+  if (bgsOrder(s, contacts, p->ncon, &bo.order)) return CD_ERR_NOMEM;
+  cdBgsStats bs;
+  if (cd_bgsSolve(p, s->m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
+  s->used_bgs = 1;
+  stats->iterations += bs.sweeps;
+  stats->products += bs.products;
+  stats->factorizations += bs.factorizations;
+  stats->converged = bs.converged;
+  if (!bs.converged && !s->max_iter) {
+    /* a warm start can hold the sweeps in the basin of the previous step's active set
+     * (measured on a 4096-sphere impact: 1000 sweeps to 3e-5 warm, 240 to 4e-8 cold):
+     * once more from zero, the better of the two kept, both runs counted (never under a
+     * --max-iterations cap, which bounds the step's sweeps) */
+    size_t n = (size_t)cd_lcpSize(p->ncon, s->m);
+    double *zc = z + n; /* (the warm start's copy, no longer needed) */
+    cdBgsStats bc;
+    memset(zc, 0, n * sizeof *zc);
+    if (cd_bgsSolve(p, s->m, s->D, zc, &bo, &bc)) return CD_ERR_NOMEM;
+    stats->iterations += bc.sweeps;
+    stats->products += bc.products;
+    stats->factorizations += bc.factorizations;
+    stats->fallbacks++;
+    if (bc.residual < bs.residual) {
+      memcpy(z, zc, n * sizeof *z);
+      stats->converged = bc.converged;
+    }
+  }
+  return CD_OK;
+}
+
+/* the longest run of steps (auto) without the active-set method after it failed */
+#define NEWTON_BACKOFF_MAX 32
+
 static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   cdLcpState *s = state;
   int nc = p->ncon, m = s->m;
@@ -390,71 +508,46 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   double *z = s->z, *zw = s->z + n;
   warmStart(s, p, contacts, zw);
 
-  int use_lemke = s->mode == LCP_LEMKE ? n <= CD_LCP_LEMKE_MAX : s->mode == LCP_AUTO ? n <= CD_LCP_AUTO_LEMKE_MAX : 0;
-  int done = 0;
-  if (use_lemke) {
-    if (reserve((void **)&s->A, &s->acap, (n * n + 2 * n) * sizeof(double)) ||
-        reserve(&s->lemke, &s->lcap, cd_lemkeWorkSize((int)n)))
-      return CD_ERR_NOMEM;
-    double *A = s->A, *b = s->A + n * n, *sc = b + n;
-    cd_lcpBuildDense(p, m, s->D, A, b);
-    /* Lemke works in the residual's units (lcp.h): impulses as velocities, relative to
-     * ||g||_inf, so that its pivot choices and its 1e-10 check do not depend on the unit of
-     * mass. z' = S z / vscale, w' = R w / vscale with S = diag(1 / meff_i on lambda_N and
-     * alpha, 1 on beta), R = diag(1 on the velocity rows, 1 / meff_i on the bound rows):
-     * A' = R A S^-1, b' = R b / vscale, the same complementarity. */
-    lcpScaleDense(p, m, sc, A, b, zw, 1);
-    /* a contact LCP that Lemke solves takes a few pivots a variable (a fraction of n on the
-     * bundled scenes, 1.2 n cold on the cube pyramid, none warm); one that needs many more
-     * is degenerate enough to cycle numerically, and bgs from the warm start is the
-     * cheaper way out */
-    cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n),
-                         .ties = CD_LEMKE_TIES_LARGEST_PIVOT, .start = zw};
-    cdLemkeStats ls;
-    int st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
-    if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
-    stats->iterations += ls.pivots;
-    if (st != CD_LEMKE_SOLVED) {
-      /* the textbook lexicographic rule from the standard start takes another path */
-      lo.ties = CD_LEMKE_TIES_LEXICOGRAPHIC;
-      lo.start = NULL;
-      st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
-      if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
-      stats->iterations += ls.pivots;
+  /* the solvers in the order the mode tries them: each from the warm start, bgs from the
+   * best iterate so far; every fall to the next is counted */
+  int rc = 0;
+  if (s->mode == LCP_LEMKE || (s->mode == LCP_AUTO && n <= CD_LCP_AUTO_LEMKE_MAX)) {
+    if (n <= CD_LCP_LEMKE_MAX) rc = lemkeStep(s, p, z, zw, stats);
+    if (rc == 0) stats->fallbacks++;
+    if (rc == 0 && s->mode == LCP_AUTO) {
+      rc = newtonStep(s, p, z, zw, stats);
+      if (rc == 0) stats->fallbacks++;
     }
-    lcpScaleDense(p, m, sc, NULL, NULL, zw, -1);
-    if (st == CD_LEMKE_SOLVED) {
-      lcpScaleDense(p, m, sc, NULL, NULL, z, -1);
-      s->used_lemke = 1;
-      done = 1;
-    } else {
+  } else if (s->mode == LCP_NEWTON || (s->mode == LCP_AUTO && s->newton_skip > 0)) {
+    if (s->mode == LCP_AUTO) s->newton_skip--;
+    rc = s->mode == LCP_NEWTON ? newtonStep(s, p, z, zw, stats) : 0;
+    if (rc == 0 && s->mode == LCP_NEWTON) stats->fallbacks++;
+    if (rc == 0 && s->mode == LCP_AUTO && n <= CD_LCP_LEMKE_FALLBACK_MAX) {
+      rc = lemkeStep(s, p, z, zw, stats);
+      if (rc == 0) stats->fallbacks++;
+    }
+  } else if (s->mode == LCP_AUTO) {
+    rc = newtonStep(s, p, z, zw, stats);
+    if (rc > 0) s->newton_backoff = 0;
+    if (rc == 0) {
+      /* a scene whose active sets the method does not find (a pyramid of cubes: friction
+       * limits on redundant contacts) skips it for a while, doubling while it fails */
+      s->newton_backoff = s->newton_backoff ? 2 * s->newton_backoff : 1;
+      if (s->newton_backoff > NEWTON_BACKOFF_MAX) s->newton_backoff = NEWTON_BACKOFF_MAX;
+      s->newton_skip = s->newton_backoff;
       stats->fallbacks++;
-    }
-  } else if (s->mode == LCP_LEMKE) {
-    stats->fallbacks++; /* too large for the dense solver */
-  }
-  if (!done) {
-    memcpy(z, zw, n * sizeof *z);
-    cdBgsOptions bo = {.tolerance = s->tol, .max_sweeps = s->max_sweeps};
-    if (bgsOrder(s, contacts, nc, &bo.order)) return CD_ERR_NOMEM;
-    cdBgsStats bs;
-    if (cd_bgsSolve(p, m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
-    s->used_bgs = 1;
-    stats->iterations += bs.sweeps;
-    stats->converged = bs.converged;
-    if (!bs.converged) {
-      /* a warm start can hold the sweeps in the basin of the previous step's active set
-       * (measured on a 4096-sphere impact: 1000 sweeps to 3e-5 warm, 240 to 4e-8 cold):
-       * once more from zero, the better of the two kept */
-      cdBgsStats bc;
-      memset(zw, 0, n * sizeof *zw);
-      if (cd_bgsSolve(p, m, s->D, zw, &bo, &bc)) return CD_ERR_NOMEM;
-      stats->iterations += bc.sweeps;
-      if (bc.residual < bs.residual) {
-        memcpy(z, zw, n * sizeof *z);
-        stats->converged = bc.converged;
+      if (n <= CD_LCP_LEMKE_FALLBACK_MAX) {
+        rc = lemkeStep(s, p, z, zw, stats);
+        if (rc == 0) stats->fallbacks++;
       }
     }
+  }
+  if (rc < 0) return rc;
+  if (rc == 0) {
+    /* bgs from the warm start (Newton's best iterate, with its modes off where it failed,
+     * is measured to be a worse start for the sweeps on the cube pyramid) */
+    memcpy(z, zw, n * sizeof *z);
+    if ((rc = bgsStep(s, p, contacts, z, stats))) return rc;
   }
   stats->residual = cd_lcpResidual(p, m, s->D, z, s->work);
 

@@ -24,6 +24,8 @@ typedef struct cdBgsStats {
   int clusters;       /* cluster blocks solved by Lemke where the sweeps stalled */
   int subspace_steps; /* subspace steps kept (lcp_subspace.h) */
   int subspace_iterations; /* GMRES iterations of all subspace steps, kept or not */
+  int products;       /* products with G outside the sweeps: residual checks, GMRES iterations */
+  int factorizations; /* dense factorizations: the clusters' Lemke solves */
 } cdBgsStats;
 
 /* solves the LCP of p with m directions D (cd_lcpDirections) for z (cd_lcpSize(ncon, m)),
@@ -45,10 +47,13 @@ size_t cd_bgsBlockWorkSize(int m);
  * c (3) = the contact velocity without its own impulse, find z = (lambda_n, alpha (m), beta)
  *     0 <= lambda_n perp u_n >= 0,  0 <= alpha perp D^T u_T + e beta >= 0,
  *     0 <= beta perp mu lambda_n - e^T alpha >= 0,     u = W (lambda_n, D alpha) + c,
- * to ||min(z, w)||_inf <= 1e-10 max(1, ||q||_inf), q = (c_n, D^T c_T, 0) (Lemke's check).
+ * to the block's part of cd_lcpResidual (impulses and the bound row times wi = 1 / meff_i,
+ * m/s) <= 1e-10 max(vref, ||q||_inf), q = (c_n, D^T c_T) and vref the problem's velocity scale
+ * (cd_contactProblemVelocityScale): the same answer in any unit of mass.
  * z (m + 2): in, the current value (its sliding direction is tried first); out, the
  * solution. work: cd_bgsBlockWorkSize(m) bytes, aligned for double; no allocation.
  * Returns a CD_BGS_BLOCK_ code. */
-int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double *z, void *work);
+int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double wi, double vref,
+                     double *z, void *work);
 
 #endif

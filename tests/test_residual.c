@@ -87,6 +87,8 @@ CD_TEST(scalingEveryMassLeavesIterationsAndConvergenceUnchanged) {
   } runs[] = {{"sphere-pile.json", "ccp", "apgd", 100},
               {"sphere-pile.json", "ccp", "pgs", 100},
               {"cube-stack.json", "lcp", NULL, 100},
+              {"cube-stack.json", "lcp", "lemke", 100},
+
               {"cube-stack.json", "ccp", "apgd", 100}};
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
     runFigures a, b;

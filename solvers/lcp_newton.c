@@ -1,0 +1,736 @@
+/* lcp_newton.c: the Anitescu-Hart contact LCP by active sets and a sparse direct solve.
+ *
+ * Problem: 0 <= z perp A z + b >= 0 in z = (lambda_N, alpha, beta) (lcp.h, seed 000), with
+ * contact velocities c = G lambda + g, lambda_i = (lambda_n, D alpha)_i.
+ *
+ * Modes. Every solution puts each contact i in one of four modes, and each mode turns the
+ * contact's complementarity rows into r_i linear equations C_i c_i = 0 in r_i unknowns p_i
+ * with lambda_i = B_i p_i (frame (n, t1, t2); d_k the friction directions):
+ *   separated  r = 0  lambda = 0; beta = max(0, max_l -d_l . c_T)
+ *   sticking   r = 3  C = B = I: c = 0; alpha = lambda_T split over the two directions of
+ *                     its sector (cd_lcpAlphaFromTangent), beta = 0
+ *   vertex k   r = 1  C = n^T, B = n + mu d_k: c_n = 0, alpha_k = mu lambda_n,
+ *                     beta = -d_k . c_T (the contact slides against d_k)
+ *   edge k,k+1 r = 2  C = [n^T; (d_k - d_k+1)^T], B = [n + mu (d_k + d_k+1)/2, d_k - d_k+1]:
+ *                     c_n = 0, c_T opposite the edge's bisector; p = (lambda_n, t) with
+ *                     alpha_k,k+1 = mu lambda_n / 2 +- t, beta = -d_k . c_T
+ * (with mu = 0 an active contact is vertex 0: B = C^T = n.) The modes' equations for all
+ * contacts together are the Schur complement of the saddle system NUMERICS.md writes out,
+ *     K p = -C g,   K = C G B  (block sparse with the pattern of G on the active contacts),
+ * solved in units where impulses are velocities: rows and columns of contact i scaled by
+ * sqrt(meff_i), so that K's normal diagonal is 1 whatever the masses (the residual's units,
+ * problem.h). K is symmetric positive semidefinite when every active contact sticks (or has
+ * mu = 0): CHOLMOD (LL^T, AMD ordering); sliding makes it unsymmetric: UMFPACK (LU). The
+ * symbolic analysis is kept while the pattern holds (a resting stack: one numeric
+ * factorization a step).
+ * Which solution. Redundant contacts (four corners of a face, a stack) make K singular: the
+ * impulses are not unique there, the velocities are. The factorization is of K + eps I
+ * (eps = REG, dimensionless) and iterative refinement on K itself starts from p = 0; on the
+ * range of K it converges by a factor eps / sigma a solve, and it never moves p along K's
+ * null space, so the answer is the active set's solution of least scaled norm
+ * sum_i ||p_i||^2 / meff_i (the load shared evenly between redundant contacts), up to the
+ * part of -C g outside K's range (data inconsistent at roundoff, e.g. phi/dt of coplanar
+ * contacts), which the refinement leaves as it is, at the size of that inconsistency.
+ * Check and mode changes. From p: lambda, then c = G lambda + g (one product), each contact's
+ * z_i as above and its part of cd_lcpResidual. A contact that violates its mode's
+ * inequalities (lambda_n < 0, lambda_T outside the polygon, a negative slip speed, slip
+ * along a better direction, c_n < 0 while separated) takes the mode of the exact solution
+ * of its own block with the others fixed (cd_bgsBlockSolve): a Jacobi prediction of its
+ * mode. Changing every violated mode at once cycles on coupled contacts; the violators are
+ * taken largest violation first, all of them while the number of violators falls, half as
+ * many each time it does not (Judice & Pires' safeguard of block principal pivoting, down
+ * to one contact a change). The iterate of smallest residual is returned.
+ * Warm start: the first modes are read off the warm start z (the previous step's lambda,
+ * alpha and beta, carried by key): a contact with lambda_n > 0 keeps the mode its z shows;
+ * the others take their block's mode against the warm start's velocities. A resting stack
+ * then keeps its modes: one factorization and one check a step.
+ * Stops at cd_lcpResidual <= tolerance, at max_iterations, or when no violated contact
+ * changes mode; lcp.c then falls back to Lemke or block Gauss-Seidel (counted).
+ * References: Judice & Pires, "A block principal pivoting algorithm for large-scale strictly
+ * monotone linear complementarity problems", Comp. & OR 21 (1994); Kostreva (1978);
+ * NUMERICS.md, "The Anitescu-Hart LCP by active sets".
+ */
+#include "lcp_newton.h"
+
+#include <cholmod.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <umfpack.h>
+
+#include "alloc.h"
+#include "backend.h"
+#include "lcp.h"
+#include "lcp_bgs.h"
+#include "linalg.h"
+
+/* the regularisation of K (dimensionless: K's normal diagonal is 1): large enough that data
+ * inconsistent at roundoff on redundant contacts (1e-10 m/s against ||g|| ~ 0.1 m/s) move the
+ * impulses by a negligible part, small enough that refinement converges in a few solves */
+#define REG 1e-9
+/* refinement solves at most per active set; it stops once the mode equations hold to
+ * REFINE_TOL ||g||_inf (roundoff: the answer is as exact as Lemke's), or when a solve no
+ * longer takes a tenth off their residual */
+#define REFINE_MAX 20
+#define REFINE_TOL 1e-13
+
+/* iterations without fewer violators before fewer modes change at once */
+#define STALLS 3
+/* iterations without a smaller residual before the solve gives up */
+#define GIVE_UP 6
+
+enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
+static const int modeRows[4] = {0, 3, 1, 2};
+
+struct cdLcpNewton {
+  cholmod_common cc;
+  int cc_started;
+  cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) */
+  void *usym, *unum;  /* UMFPACK's (unsymmetric ones) */
+  double uctrl[UMFPACK_CONTROL], uinfo[UMFPACK_INFO];
+  /* the pattern the current analysis is of */
+  int pat_n, pat_nnz, pat_sym; /* pat_sym: 1 CHOLMOD, 0 UMFPACK, -1 none */
+  int *pat_p, *pat_i;
+  /* per contact (ccap) */
+  int ccap;
+  unsigned char *mode;
+  int *kdir;    /* the vertex, or the edge's first direction */
+  int *off;     /* first unknown of the contact */
+  double *B;    /* (ccap x 9) 3 x r, column-major */
+  double *C;    /* (ccap x 9) r x 3, row-major */
+  double *sq;   /* sqrt(meff_i) */
+  double *lam;  /* (3 ccap) */
+  double *u;    /* (3 ccap) c = G lambda + g */
+  double *viol; /* contact residuals (m/s) */
+  int *cand;    /* violators */
+  /* per LCP variable (zcap) */
+  size_t zcap;
+  double *zbest;
+  /* per unknown (ncap) */
+  int ncap;
+  double *rhs, *q, *r, *dq, *wsolve; /* wsolve: UMFPACK's (n) */
+  int *Kp, *wi;     /* wi: UMFPACK's (n) */
+  /* per entry (nzcap) */
+  size_t nzcap;
+  int *Ki;
+  double *Kx;
+  void *bw; /* block solve workspace */
+  int bw_m;
+  double *zb;
+  /* CHOLMOD solve2 workspaces */
+  cholmod_dense *X, *Y, *E;
+};
+
+cdLcpNewton *cd_lcpNewtonMake(void) {
+  cdLcpNewton *s = cd_calloc(1, sizeof *s);
+  if (!s) return NULL;
+  cd_linalgInit();
+  if (!cholmod_start(&s->cc)) {
+    cd_free(s);
+    return NULL;
+  }
+  s->cc_started = 1;
+  s->cc.print = 0;
+  s->cc.nmethods = 1;
+  s->cc.method[0].ordering = CHOLMOD_AMD;
+  s->cc.postorder = 1;
+  s->cc.final_ll = 1;
+  s->cc.quick_return_if_not_posdef = 1;
+  umfpack_di_defaults(s->uctrl);
+  s->uctrl[UMFPACK_PRL] = 0;
+  s->uctrl[UMFPACK_IRSTEP] = 0; /* refinement is ours, on the unregularised K */
+  s->pat_sym = -1;
+  return s;
+}
+
+static void dropAnalysis(cdLcpNewton *s) {
+  if (s->L) cholmod_free_factor(&s->L, &s->cc);
+  if (s->unum) umfpack_di_free_numeric(&s->unum);
+  if (s->usym) umfpack_di_free_symbolic(&s->usym);
+  s->pat_sym = -1;
+}
+
+void cd_lcpNewtonFree(cdLcpNewton *s) {
+  if (!s) return;
+  dropAnalysis(s);
+  if (s->X) cholmod_free_dense(&s->X, &s->cc);
+  if (s->Y) cholmod_free_dense(&s->Y, &s->cc);
+  if (s->E) cholmod_free_dense(&s->E, &s->cc);
+  if (s->cc_started) cholmod_finish(&s->cc);
+  cd_free(s->pat_p), cd_free(s->pat_i);
+  cd_free(s->mode), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq);
+  cd_free(s->lam), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
+  cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->wsolve), cd_free(s->Kp), cd_free(s->wi);
+  cd_free(s->Ki), cd_free(s->Kx), cd_free(s->bw), cd_free(s->zb);
+  cd_free(s);
+}
+
+/* grows *p to n elements of size sz; 0 ok */
+static int grow(void *pp, size_t n, size_t sz) {
+  void **p = pp;
+  void *q = cd_realloc(*p, (n ? n : 1) * sz);
+  if (!q) return -1;
+  *p = q;
+  return 0;
+}
+
+static int reserveContacts(cdLcpNewton *s, int nc, int m) {
+  if (nc > s->ccap) {
+    size_t n = (size_t)nc;
+    if (grow(&s->mode, n, 1) || grow(&s->kdir, n, sizeof(int)) || grow(&s->off, n + 1, sizeof(int)) ||
+        grow(&s->B, 9 * n, sizeof(double)) || grow(&s->C, 9 * n, sizeof(double)) || grow(&s->sq, n, sizeof(double)) ||
+        grow(&s->lam, 3 * n, sizeof(double)) || grow(&s->u, 3 * n, sizeof(double)) ||
+        grow(&s->viol, n, sizeof(double)) || grow(&s->cand, n, sizeof(int)))
+      return -1;
+    s->ccap = nc;
+  }
+  size_t nz = (size_t)cd_lcpSize(nc, m);
+  if (nz > s->zcap) {
+    if (grow(&s->zbest, nz, sizeof(double))) return -1;
+    s->zcap = nz;
+  }
+  if (s->bw_m != m) {
+    cd_free(s->bw), cd_free(s->zb);
+    s->bw = cd_malloc(cd_bgsBlockWorkSize(m));
+    s->zb = cd_malloc((size_t)(m + 2) * sizeof(double));
+    if (!s->bw || !s->zb) {
+      s->bw_m = 0;
+      return -1;
+    }
+    s->bw_m = m;
+  }
+  return 0;
+}
+
+/* the mode of a contact's (lambda_n, alpha (m), beta) */
+static void classify(const double *zi, double mu, int m, unsigned char *mode, int *k) {
+  *k = 0;
+  if (!(zi[0] > 0.0)) {
+    *mode = MODE_SEPARATED;
+    return;
+  }
+  if (mu == 0.0) {
+    *mode = MODE_VERTEX;
+    return;
+  }
+  if (!(zi[m + 1] > 0.0)) {
+    *mode = MODE_STICK;
+    return;
+  }
+  int first = -1, npos = 0, big = 0;
+  for (int l = 0; l < m; l++) {
+    if (zi[1 + l] > zi[1 + big]) big = l;
+    if (zi[1 + l] > 0.0) {
+      if (first < 0) first = l;
+      npos++;
+    }
+  }
+  if (npos == 2) {
+    /* two adjacent directions: the edge from the first of the pair (the pair m-1, 0 wraps) */
+    int second = -1;
+    for (int l = first + 1; l < m; l++)
+      if (zi[1 + l] > 0.0) second = l;
+    if (second == first + 1) {
+      *mode = MODE_EDGE, *k = first;
+      return;
+    }
+    if (first == 0 && second == m - 1) {
+      *mode = MODE_EDGE, *k = m - 1;
+      return;
+    }
+  }
+  *mode = MODE_VERTEX, *k = big;
+}
+
+/* B (3 x r, column-major) and C (r x 3, row-major) of a mode */
+static void modeMatrices(int mode, int k, double mu, int m, const double *D, double *B, double *C) {
+  memset(B, 0, 9 * sizeof *B);
+  memset(C, 0, 9 * sizeof *C);
+  const double *dk = &D[2 * k], *dl = &D[2 * ((k + 1) % m)];
+  switch (mode) {
+    case MODE_STICK:
+      B[0] = B[4] = B[8] = 1.0;
+      C[0] = C[4] = C[8] = 1.0;
+      break;
+    case MODE_VERTEX:
+      B[0] = 1.0, B[1] = mu * dk[0], B[2] = mu * dk[1];
+      C[0] = 1.0;
+      break;
+    case MODE_EDGE:
+      B[0] = 1.0, B[1] = 0.5 * mu * (dk[0] + dl[0]), B[2] = 0.5 * mu * (dk[1] + dl[1]);
+      B[3] = 0.0, B[4] = dk[0] - dl[0], B[5] = dk[1] - dl[1];
+      C[0] = 1.0;
+      C[3] = 0.0, C[4] = dk[0] - dl[0], C[5] = dk[1] - dl[1];
+      break;
+    default:
+      break;
+  }
+}
+
+/* the unknowns of every contact, B and C; returns the number of unknowns, *sym = 1 when K is
+ * symmetric (B_i = C_i^T for every active contact) */
+static int layout(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, int *sym) {
+  int nc = p->ncon, n = 0;
+  *sym = 1;
+  for (int i = 0; i < nc; i++) {
+    s->off[i] = n;
+    int md = s->mode[i];
+    n += modeRows[md];
+    modeMatrices(md, s->kdir[i], p->mu[i], m, D, &s->B[9 * i], &s->C[9 * i]);
+    if (md != MODE_STICK && md != MODE_SEPARATED && p->mu[i] != 0.0) *sym = 0;
+  }
+  s->off[nc] = n;
+  return n;
+}
+
+/* K = S C G B S (+ REG on the diagonal) in compressed columns (rows ascending); the upper
+ * triangle only when sym. 0 ok, -1 no memory */
+static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon;
+  /* an upper bound on the entries */
+  size_t bound = 0;
+  for (int j = 0; j < nc; j++) {
+    int rj = modeRows[s->mode[j]];
+    if (!rj) continue;
+    for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) bound += (size_t)(rj * modeRows[s->mode[G->col[t]]]);
+  }
+  if (n + 1 > s->ncap) {
+    size_t nn = (size_t)n + 1;
+    if (grow(&s->rhs, nn, sizeof(double)) || grow(&s->q, nn, sizeof(double)) || grow(&s->r, nn, sizeof(double)) ||
+        grow(&s->dq, nn, sizeof(double)) || grow(&s->wsolve, nn, sizeof(double)) || grow(&s->Kp, nn, sizeof(int)) ||
+        grow(&s->wi, nn, sizeof(int)))
+      return -1;
+    s->ncap = n + 1;
+  }
+  if (bound > s->nzcap) {
+    if (grow(&s->Ki, bound, sizeof(int)) || grow(&s->Kx, bound, sizeof(double))) return -1;
+    s->nzcap = bound;
+  }
+  size_t e = 0;
+  for (int j = 0; j < nc; j++) {
+    int rj = modeRows[s->mode[j]];
+    if (!rj) continue;
+    const double *Bj = &s->B[9 * j];
+    for (int col = 0; col < rj; col++) {
+      int cidx = s->off[j] + col;
+      s->Kp[cidx] = (int)e;
+      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
+        int i = G->col[t], ri = modeRows[s->mode[i]];
+        if (!ri) continue;
+        if (sym && s->off[i] > cidx) break; /* rows ascending: nothing of the upper triangle left */
+        const double *Gt = &G->val[9 * (size_t)t]; /* G_ji; G_ij = G_ji^T */
+        /* T = G_ij B_j[:, col] */
+        const double *b = &Bj[3 * col];
+        double T[3];
+        for (int a = 0; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
+        const double *Ci = &s->C[9 * i];
+        double scale = s->sq[i] * s->sq[j];
+        for (int a = 0; a < ri; a++) {
+          int row = s->off[i] + a;
+          if (sym && row > cidx) break;
+          double v = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
+          if (row == cidx) v += REG;
+          s->Ki[e] = row;
+          s->Kx[e] = v;
+          e++;
+        }
+      }
+    }
+  }
+  s->Kp[n] = (int)e;
+  return 0;
+}
+
+/* y = K x, K without its regularisation (the upper triangle mirrored when sym) */
+static void productK(const cdLcpNewton *s, const cdContactProblem *p, int n, int sym, const double *x, double *y) {
+  memset(y, 0, (size_t)n * sizeof *y);
+  for (int j = 0; j < n; j++) {
+    double xj = x[j];
+    for (int t = s->Kp[j]; t < s->Kp[j + 1]; t++) {
+      int i = s->Ki[t];
+      double v = s->Kx[t];
+      if (i == j) {
+        y[j] += v * xj; /* (the regularisation is taken off below) */
+      } else {
+        y[i] += v * xj;
+        if (sym) y[j] += v * x[i];
+      }
+    }
+  }
+  for (int i = 0; i < p->ncon; i++)
+    for (int a = 0; a < modeRows[s->mode[i]]; a++) {
+      int t = s->off[i] + a;
+      y[t] -= REG * x[t];
+    }
+}
+
+/* the analysis of the pattern in Kp, Ki, reused when it is the last one's; 0 ok, 1 the
+ * library failed (out of memory or a numerical breakdown), -1 no memory here */
+static int analyse(cdLcpNewton *s, int n, int sym, cdLcpNewtonStats *st) {
+  int nnz = s->Kp[n];
+  if (s->pat_sym == sym && s->pat_n == n && s->pat_nnz == nnz &&
+      !memcmp(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int)) && !memcmp(s->pat_i, s->Ki, (size_t)nnz * sizeof(int)))
+    return 0;
+  dropAnalysis(s);
+  if (grow(&s->pat_p, (size_t)n + 1, sizeof(int)) || grow(&s->pat_i, (size_t)nnz, sizeof(int))) return -1;
+  st->analyses++;
+  if (sym) {
+    cholmod_sparse A;
+    memset(&A, 0, sizeof A);
+    A.nrow = A.ncol = (size_t)n;
+    A.nzmax = (size_t)nnz;
+    A.p = s->Kp, A.i = s->Ki, A.x = s->Kx;
+    A.stype = 1, A.itype = CHOLMOD_INT, A.xtype = CHOLMOD_REAL, A.dtype = CHOLMOD_DOUBLE;
+    A.sorted = 1, A.packed = 1;
+    s->L = cholmod_analyze(&A, &s->cc);
+    if (!s->L) return 1;
+  } else {
+    if (umfpack_di_symbolic(n, n, s->Kp, s->Ki, s->Kx, &s->usym, s->uctrl, s->uinfo) != UMFPACK_OK) {
+      s->usym = NULL;
+      return 1;
+    }
+  }
+  memcpy(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int));
+  memcpy(s->pat_i, s->Ki, (size_t)nnz * sizeof(int));
+  s->pat_n = n, s->pat_nnz = nnz, s->pat_sym = sym;
+  return 0;
+}
+
+/* the numeric factorization of K + REG I; 0 ok, 1 failed */
+static int factor(cdLcpNewton *s, int n, int sym) {
+  if (sym) {
+    cholmod_sparse A;
+    memset(&A, 0, sizeof A);
+    A.nrow = A.ncol = (size_t)n;
+    A.nzmax = (size_t)s->Kp[n];
+    A.p = s->Kp, A.i = s->Ki, A.x = s->Kx;
+    A.stype = 1, A.itype = CHOLMOD_INT, A.xtype = CHOLMOD_REAL, A.dtype = CHOLMOD_DOUBLE;
+    A.sorted = 1, A.packed = 1;
+    if (!cholmod_factorize(&A, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
+    return 0;
+  }
+  if (s->unum) umfpack_di_free_numeric(&s->unum);
+  int st = umfpack_di_numeric(s->Kp, s->Ki, s->Kx, s->usym, &s->unum, s->uctrl, s->uinfo);
+  if (st != UMFPACK_OK) { /* (a singular U is UMFPACK_WARNING_singular_matrix: not taken) */
+    if (s->unum) umfpack_di_free_numeric(&s->unum);
+    s->unum = NULL;
+    return 1;
+  }
+  return 0;
+}
+
+/* x = (K + REG I)^-1 b; 0 ok */
+static int solve(cdLcpNewton *s, int n, int sym, double *b, double *x) {
+  if (sym) {
+    cholmod_dense B = cd_denseView(b, n);
+    if (!cholmod_solve2(CHOLMOD_A, s->L, &B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc) || !s->X) return 1;
+    memcpy(x, s->X->x, (size_t)n * sizeof *x);
+    return 0;
+  }
+  return umfpack_di_wsolve(UMFPACK_A, s->Kp, s->Ki, s->Kx, x, b, s->unum, s->uctrl, s->uinfo, s->wi, s->wsolve) !=
+         UMFPACK_OK;
+}
+
+/* the least beta >= 0 with D^T u_T + e beta >= 0 */
+static double slipSpeed(int m, const double *D, const double *u) {
+  double beta = 0.0;
+  for (int a = 0; a < m; a++) beta = fmax(beta, -(D[2 * a] * u[1] + D[2 * a + 1] * u[2]));
+  return beta;
+}
+
+/* unknowns -> lambda, c = G lambda + g, z and every contact's residual (s->viol, m/s); returns
+ * the largest over vscale: cd_lcpResidual of z */
+static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z) {
+  int nc = p->ncon;
+  for (int i = 0; i < nc; i++) {
+    double *l = &s->lam[3 * i];
+    l[0] = l[1] = l[2] = 0.0;
+    int r = modeRows[s->mode[i]];
+    const double *B = &s->B[9 * i];
+    for (int a = 0; a < r; a++) {
+      double pa = s->sq[i] * s->q[s->off[i] + a];
+      l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
+    }
+  }
+  cd_blockMatrixMul(&p->G, s->lam, s->u);
+  for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
+  double res = 0.0;
+  for (int i = 0; i < nc; i++) {
+    const double *u = &s->u[3 * i], *l = &s->lam[3 * i];
+    double *alpha = &z[nc + m * i], *beta = &z[nc + nc * m + i], mu = p->mu[i];
+    int k = s->kdir[i], k1 = (k + 1) % m;
+    for (int a = 0; a < m; a++) alpha[a] = 0.0;
+    z[i] = l[0];
+    switch (s->mode[i]) {
+      case MODE_STICK:
+        cd_lcpAlphaFromTangent(m, D, &l[1], alpha);
+        *beta = 0.0;
+        break;
+      case MODE_VERTEX:
+        alpha[k] = mu * l[0];
+        /* frictionless: beta as for a separated contact */
+        *beta = mu != 0.0 ? -(D[2 * k] * u[1] + D[2 * k + 1] * u[2]) : slipSpeed(m, D, u);
+        break;
+      case MODE_SEPARATED:
+        *beta = slipSpeed(m, D, u);
+        break;
+      case MODE_EDGE: {
+        double t = s->sq[i] * s->q[s->off[i] + 1];
+        alpha[k] = 0.5 * mu * l[0] + t;
+        alpha[k1] = 0.5 * mu * l[0] - t;
+        *beta = -0.5 * ((D[2 * k] + D[2 * k1]) * u[1] + (D[2 * k + 1] + D[2 * k1 + 1]) * u[2]);
+        break;
+      }
+      default:
+        break;
+    }
+    s->viol[i] = cd_lcpContactResidual(p, m, D, z, u, i);
+    if (!(s->viol[i] <= res)) res = s->viol[i];
+  }
+  return res / cd_contactProblemVelocityScale(p);
+}
+
+/* the mode whose friction impulse lies along v (2, in (t1, t2)): the vertex v points at, else
+ * the edge of the sector that holds v */
+static void sectorMode(int m, const double *D, const double *v, unsigned char *mode, int *k) {
+  int best = 0;
+  double dmax = -INFINITY;
+  for (int l = 0; l < m; l++) {
+    double d = D[2 * l] * v[0] + D[2 * l + 1] * v[1];
+    if (d > dmax) dmax = d, best = l;
+  }
+  double cr = D[2 * best] * v[1] - D[2 * best + 1] * v[0];
+  if (fabs(cr) <= 1e-12 * fmax(fabs(v[0]), fabs(v[1]))) {
+    *mode = MODE_VERTEX, *k = best;
+  } else {
+    *mode = MODE_EDGE, *k = cr > 0.0 ? best : (best + m - 1) % m;
+  }
+}
+
+/* the next mode of a contact that violates its mode's inequalities (s->u: its velocity,
+ * z: its (lambda_n, alpha, beta)): the rule of its largest violation, in the residual's units
+ *   lambda_n < 0                      -> separated
+ *   c_n < 0 while separated           -> sticking (mu = 0: vertex 0)
+ *   lambda_T outside the polygon      -> sliding with the impulse along lambda_T
+ *   beta < 0 (the slip reversed)      -> sticking
+ *   alpha of an edge's direction < 0  -> the other direction's vertex
+ *   a direction opposes the slip more -> sliding with the impulse along -c_T */
+static void nextMode(const cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, const double *z, int i,
+                     unsigned char *mode, int *k) {
+  int nc = p->ncon, md = s->mode[i], kd = s->kdir[i];
+  const double *u = &s->u[3 * i], *l = &s->lam[3 * i], *alpha = &z[nc + m * i];
+  double w = 1.0 / cd_contactProblemMeff(p, i), mu = p->mu[i], beta = z[nc + nc * m + i], worst = 0.0;
+  *mode = (unsigned char)md, *k = kd;
+  if (md == MODE_SEPARATED) {
+    if (u[0] < 0.0) *mode = mu == 0.0 ? MODE_VERTEX : MODE_STICK, *k = 0;
+    return;
+  }
+  if (-w * l[0] > worst) worst = -w * l[0], *mode = MODE_SEPARATED, *k = 0;
+  if (md == MODE_STICK) {
+    double sum = 0.0;
+    for (int a = 0; a < m; a++) sum += alpha[a];
+    if (-w * (mu * l[0] - sum) > worst) sectorMode(m, D, &l[1], mode, k);
+    return;
+  }
+  if (mu == 0.0) return;
+  if (-beta > worst) worst = -beta, *mode = MODE_STICK, *k = 0;
+  if (md == MODE_EDGE) {
+    int k1 = (kd + 1) % m;
+    if (-w * alpha[kd] > worst) worst = -w * alpha[kd], *mode = MODE_VERTEX, *k = k1;
+    if (-w * alpha[k1] > worst) worst = -w * alpha[k1], *mode = MODE_VERTEX, *k = kd;
+  }
+  double dmin = 0.0;
+  for (int a = 0; a < m; a++) dmin = fmin(dmin, D[2 * a] * u[1] + D[2 * a + 1] * u[2] + beta);
+  if (-dmin > worst) {
+    double v[2] = {-u[1], -u[2]};
+    sectorMode(m, D, v, mode, k);
+  }
+}
+
+typedef struct {
+  double v;
+  int i;
+} cdViolator;
+
+static int violatorCompare(const void *x, const void *y) {
+  const cdViolator *a = x, *b = y;
+  if (a->v != b->v) return a->v > b->v ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+/* solves the mode equations for s->q: factorization, then refinement on K from the
+ * start below. 0 ok, 1 the factorization failed or the equations are inconsistent (their
+ * residual stays above ctol: the modes admit no solution), CD_ERR_NOMEM */
+static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double ctol,
+                      int from_warm, cdLcpNewtonStats *st) {
+  int nc = p->ncon;
+  if (assemble(s, p, n, sym)) return CD_ERR_NOMEM;
+  /* rhs = -S C g, and the velocity scale of each row (1 / sqrt(meff)) in dq for now */
+  for (int i = 0; i < nc; i++) {
+    const double *C = &s->C[9 * i], *g = &p->g[3 * i];
+    for (int a = 0; a < modeRows[s->mode[i]]; a++)
+      s->rhs[s->off[i] + a] = -s->sq[i] * (C[3 * a] * g[0] + C[3 * a + 1] * g[1] + C[3 * a + 2] * g[2]);
+  }
+  /* the start: the warm start's impulses in the first iteration (refinement keeps their part
+   * along K's null space: a resting pile keeps its distribution of redundant impulses), zero
+   * afterwards (the least-norm solution) */
+  if (!from_warm) memset(s->lam, 0, 3 * (size_t)nc * sizeof *s->lam);
+  for (int i = 0; i < nc; i++) {
+    const double *l = &s->lam[3 * i], *B = &s->B[9 * i];
+    double *q = &s->q[s->off[i]], iv = 1.0 / s->sq[i];
+    switch (s->mode[i]) {
+      case MODE_STICK:
+        q[0] = l[0] * iv, q[1] = l[1] * iv, q[2] = l[2] * iv;
+        break;
+      case MODE_VERTEX:
+        q[0] = l[0] * iv;
+        break;
+      case MODE_EDGE: { /* lambda_T = ln (B[1], B[2]) + t (B[4], B[5]) */
+        double e2 = B[4] * B[4] + B[5] * B[5];
+        q[0] = l[0] * iv;
+        q[1] = ((l[1] - l[0] * B[1]) * B[4] + (l[2] - l[0] * B[2]) * B[5]) / e2 * iv;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  productK(s, p, n, sym, s->q, s->r);
+  st->products++;
+  double rn = 0.0;
+  for (int i = 0; i < nc; i++)
+    for (int a = s->off[i]; a < s->off[i + 1]; a++) {
+      s->r[a] = s->rhs[a] - s->r[a];
+      rn = fmax(rn, fabs(s->r[a]) / s->sq[i]);
+    }
+  if (rn <= rtol) return 0; /* the start solves them already */
+  int rc = analyse(s, n, sym, st);
+  if (rc < 0) return CD_ERR_NOMEM;
+  if (rc || factor(s, n, sym)) {
+    int oom = sym ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->uinfo[UMFPACK_STATUS] == UMFPACK_ERROR_out_of_memory;
+    dropAnalysis(s);
+    return oom ? CD_ERR_NOMEM : 1;
+  }
+  st->factorizations++;
+  st->symmetric += sym;
+  for (int k = 0; k < REFINE_MAX; k++) {
+    if (solve(s, n, sym, s->r, s->dq)) return 1;
+    st->solves++;
+    for (int a = 0; a < n; a++) s->q[a] += s->dq[a];
+    productK(s, p, n, sym, s->q, s->r);
+    st->products++;
+    double rn2 = 0.0;
+    for (int i = 0; i < nc; i++)
+      for (int a = s->off[i]; a < s->off[i + 1]; a++) {
+        s->r[a] = s->rhs[a] - s->r[a];
+        rn2 = fmax(rn2, fabs(s->r[a]) / s->sq[i]);
+      }
+    if (!(rn2 < rn)) { /* no better: the part of the data outside K's range is left */
+      for (int a = 0; a < n; a++) s->q[a] -= s->dq[a];
+      break;
+    }
+    if (rn2 <= rtol || rn2 > 0.9 * rn) {
+      rn = rn2;
+      break;
+    }
+    rn = rn2;
+  }
+  return rn <= ctol ? 0 : 1;
+}
+
+int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
+                      const cdLcpNewtonOptions *opt, cdLcpNewtonStats *stats) {
+  cdLcpNewtonStats st;
+  memset(&st, 0, sizeof st);
+  int nc = p->ncon, nz = cd_lcpSize(nc, m);
+  double tol = opt && opt->tolerance > 0 ? opt->tolerance : 1e-8;
+  int maxit = opt && opt->max_iterations > 0 ? opt->max_iterations : CD_LCP_NEWTON_ITERATIONS;
+  st.converged = 1;
+  if (nc <= 0) {
+    if (stats) *stats = st;
+    return CD_OK;
+  }
+  if (reserveContacts(s, nc, m)) return CD_ERR_NOMEM;
+  cdViolator *rank = NULL;
+  double vs = cd_contactProblemVelocityScale(p);
+  for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i));
+
+  /* the first modes: read off the warm start where it presses, else the block's mode */
+  cd_lcpLambdaFromZ(nc, m, D, z, s->lam);
+  cd_blockMatrixMul(&p->G, s->lam, s->u);
+  for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
+  st.products++;
+  for (int i = 0; i < nc; i++) {
+    if (z[i] > 0.0) {
+      s->zb[0] = z[i];
+      memcpy(&s->zb[1], &z[nc + m * i], (size_t)m * sizeof(double));
+      s->zb[m + 1] = z[nc + nc * m + i];
+      classify(s->zb, p->mu[i], m, &s->mode[i], &s->kdir[i]);
+    } else {
+      /* a new contact, or one that was open: active (sticking) when it closes or touches */
+      s->kdir[i] = 0;
+      s->mode[i] = s->u[3 * i] > tol * vs ? MODE_SEPARATED : p->mu[i] == 0.0 ? MODE_VERTEX : MODE_STICK;
+    }
+  }
+
+  double bestres = INFINITY;
+  int best_nviol = nc + 1, kchg = nc, stalls = 0, best_it = 0, rc = CD_OK;
+  while (st.iterations < maxit) {
+    int sym, n = layout(s, p, m, D, &sym);
+    if (n > 0) {
+      rc = solveModes(s, p, n, sym, REFINE_TOL * vs, tol * vs, st.iterations == 0, &st);
+      if (rc == CD_ERR_NOMEM) break;
+      if (rc) { /* a factorization failed, or modes without a solution: the caller falls back */
+        rc = CD_OK;
+        break;
+      }
+    }
+    st.iterations++;
+    double res = check(s, p, m, D, z);
+    st.products++;
+    if (res < bestres) {
+      bestres = res, best_it = st.iterations;
+      memcpy(s->zbest, z, (size_t)nz * sizeof *z);
+    }
+    if (st.iterations - best_it >= GIVE_UP) break; /* not converging: the caller falls back */
+    if (res <= tol || !isfinite(res)) break;
+    /* the violators, largest first when only some of them change */
+    int nv = 0;
+    for (int i = 0; i < nc; i++)
+      if (s->viol[i] > tol * vs) s->cand[nv++] = i;
+    if (nv < best_nviol) {
+      best_nviol = nv, stalls = 0, kchg = nc;
+    } else if (++stalls >= STALLS) {
+      int h = (kchg < nv ? kchg : nv) / 2;
+      kchg = h > 1 ? h : 1;
+    }
+    if (kchg < nv) {
+      if (!rank && !(rank = cd_malloc((size_t)nc * sizeof *rank))) {
+        rc = CD_ERR_NOMEM;
+        break;
+      }
+      for (int h = 0; h < nv; h++) rank[h].v = s->viol[s->cand[h]], rank[h].i = s->cand[h];
+      qsort(rank, (size_t)nv, sizeof *rank, violatorCompare);
+      for (int h = 0; h < nv; h++) s->cand[h] = rank[h].i;
+    }
+    int changed = 0;
+    for (int h = 0; h < nv && changed < kchg; h++) {
+      int i = s->cand[h], k;
+      unsigned char md;
+      nextMode(s, p, m, D, z, i, &md, &k);
+      if (md != s->mode[i] || (k != s->kdir[i] && md >= MODE_VERTEX)) {
+        s->mode[i] = md, s->kdir[i] = k;
+        changed++;
+      }
+    }
+    st.mode_changes += changed;
+    if (!changed) break; /* the violations are not the modes' (cycling at roundoff) */
+  }
+  cd_free(rank);
+  if (bestres < INFINITY) memcpy(z, s->zbest, (size_t)nz * sizeof *z);
+  st.residual = bestres;
+  st.converged = bestres <= tol;
+  if (stats) *stats = st;
+  return rc;
+}
