@@ -16,27 +16,38 @@
  * With mu = 0, alpha = 0 and the normal rows are seed 004's frictionless LCP
  * 0 <= lambda_N perp G_NN lambda_N + g_N >= 0.
  *
- * Solvers: "lemke" (lcp_lemke.c) on the dense A, exact up to roundoff (checked to
- * 1e-10 max(1, ||b||_inf) by default); "bgs" (lcp_bgs.c, alias "pgs") block Gauss-Seidel
- * over contacts, each contact's block solved exactly (closed-form active sets, Lemke when
- * degenerate), subspace steps on the active set the sweeps found (lcp_subspace.c), stalled
- * clusters of contacts solved exactly by Lemke, contacts swept
- * bottom-up against gravity, to cd_lcpResidual <= tol (lcp.h: the pairs of the LCP compared in
- * m/s, relative to ||g||_inf) with --tolerance tol, 1e-8 by default; the default picks Lemke for
- * n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX and bgs above. Lemke runs with the largest-pivot
- * tie rule from the warm start's basis (lcp_lemke.c), then if needed once more with the
- * textbook lexicographic rule from the standard start. When Lemke does not solve
- * (ray termination, pivot limit, an inaccurate basis, or n > CD_LCP_LEMKE_MAX), the step
- * falls back to bgs from the warm start; stats->fallbacks counts it, so it is never silent.
- * A bgs solve that misses its rule from the warm start runs once more from zero, and the
- * answer of smaller residual is taken (both runs' sweeps are counted).
- * Warm start (bgs): lambda_n and beta from the previous step's contact (the core carries
- * them by key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
- * lambda_T split over the two directions adjacent to its angle.
+ * Solvers: "newton" (lcp_newton.c), the active-set method: each contact's mode (separated,
+ * sticking, sliding at a vertex or along an edge of the polygon) makes its rows linear
+ * equations, the active set's sparse system is factored directly (CHOLMOD when every active
+ * contact sticks, UMFPACK with sliding friction; regularised, the redundant impulses of
+ * least norm, refined to roundoff) and violated modes change, largest first; warm-started
+ * from the previous step's modes. "lemke" (lcp_lemke.c) on the dense A, exact up to
+ * roundoff (checked to 1e-10 in the residual's units). "bgs" (lcp_bgs.c, alias "pgs") block
+ * Gauss-Seidel over contacts, each block solved exactly, with subspace steps
+ * (lcp_subspace.c) and exact cluster solves, to cd_lcpResidual <= tol (--tolerance, 1e-8 by
+ * default). The default: Lemke for n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX (a few
+ * contacts), else the active-set method, then Lemke (n <= CD_LCP_LEMKE_FALLBACK_MAX) and bgs
+ * when it fails; after a failure the default skips the active-set method for 1, 2, 4 ..
+ * NEWTON_BACKOFF_MAX steps (doubling while it keeps failing, reset by a success), so a scene
+ * whose active sets it does not find (a cube pyramid: friction limits on redundant contacts)
+ * does not pay for it every step. Lemke runs with the largest-pivot tie rule from the warm
+ * start's basis, then if needed once more with the lexicographic rule from the standard
+ * start. A bgs solve that misses its rule from the warm start runs once more from zero
+ * (counted as a fallback; not under a --max-iterations cap). Every fall from one solver to
+ * the next is in stats->fallbacks, so it is never silent.
+ * Warm start: lambda_n and beta from the previous step's contact (the core carries them by
+ * key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
+ * cd_lcpAlphaFromTangent.
  * Outputs: p->lambda = (lambda_n, D alpha) per contact, each contact's beta, and the
- * contact set's alpha rows (m a contact). stats: iterations = Lemke pivots plus bgs sweeps
- * of the step, residual = cd_lcpResidual of the answer (relative), converged =
- * the stopping rule of the solver that produced it was met.
+ * contact set's alpha rows (m a contact). stats (per step; each solver's unit):
+ *   iterations      Lemke pivots + active sets solved (Newton) + bgs sweeps;
+ *   factorizations  Newton's numeric sparse factorizations + bgs's dense cluster solves;
+ *   products        products with G or with the active-set matrix outside those counts:
+ *                   Newton's checks and refinement products, bgs's residual checks and GMRES
+ *                   iterations of its subspace steps;
+ *   residual        cd_lcpResidual of the answer (relative); converged: the stopping rule of
+ *                   the solver that produced it was met.
+ * --max-iterations caps Newton's active sets and bgs's sweeps (and drops the cold retry).
  */
 #include "lcp.h"
 

@@ -25,12 +25,15 @@
  * factorization a step).
  * Which solution. Redundant contacts (four corners of a face, a stack) make K singular: the
  * impulses are not unique there, the velocities are. The factorization is of K + eps I
- * (eps = REG, dimensionless) and iterative refinement on K itself starts from p = 0; on the
- * range of K it converges by a factor eps / sigma a solve, and it never moves p along K's
- * null space, so the answer is the active set's solution of least scaled norm
- * sum_i ||p_i||^2 / meff_i (the load shared evenly between redundant contacts), up to the
- * part of -C g outside K's range (data inconsistent at roundoff, e.g. phi/dt of coplanar
- * contacts), which the refinement leaves as it is, at the size of that inconsistency.
+ * (eps = REG, dimensionless) and iterative refinement on K itself (to REFINE_TOL ||g||, i.e.
+ * roundoff) converges on the range of K by a factor eps / sigma a solve and never moves p
+ * along K's null space. It starts from the warm start's impulses in a step's first active
+ * set, so the answer is the active set's solution nearest the previous step's impulses
+ * (sum_i ||dp_i||^2 / meff_i least: a resting stack keeps its load distribution), and from
+ * zero in later ones, the solution of least scaled norm (the load shared evenly between
+ * redundant contacts); the part of -C g outside K's range (data inconsistent at roundoff,
+ * e.g. phi/dt of coplanar contacts) is left. A system whose residual stays above the
+ * tolerance (modes that admit no solution) ends the solve.
  * Check and mode changes. From p: lambda, then c = G lambda + g (one product), each contact's
  * z_i as above and its part of cd_lcpResidual. A contact that violates its mode's
  * inequalities (lambda_n < 0, lambda_T outside the polygon, a negative slip speed, slip
