@@ -7,6 +7,7 @@
 PREFIX ?= /usr/local
 CC ?= cc
 PEER_DATA ?= ../shared/peer-data
+PEER_BENCH ?= ../shared/peer-bench
 
 HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
 HDF5_LIBS := $(shell pkg-config --libs hdf5 2>/dev/null)
@@ -85,7 +86,8 @@ check:
 
 bench: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-bench
 	@mkdir -p bench-results
-	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) $(BUILD)/cdsim-bench bench-results $(BENCH)
+	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) CDSIM_PEER_BENCH=$(PEER_BENCH) \
+	  $(BUILD)/cdsim-bench bench-results $(BENCH)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cdsim/scenes
