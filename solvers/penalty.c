@@ -21,8 +21,8 @@
  * sphere-sphere and sphere-in-hollow-sphere contacts (for a hollow a: p - x_a =
  * -n (r_a + delta/2), for the inner b: p - x_b = -n (r_b - delta/2), the seed's formulas
  * with its markers 0 = b, 1 = a and its normal -n). For box features and the ground the
- * lever arm is likewise p - centre, the point midway between the surfaces; radius[] is
- * not needed. Hollow spheres: the collision gives n so that a push of b along n separates
+ * lever arm is likewise p - centre, the point midway between the surfaces.
+ * Hollow spheres: the collision gives n so that a push of b along n separates
  * the pair, and gap = r_hollow - r_inner - |x_b - x_a| < 0 on overlap, which is the seed's
  * g with h_1 = -1; v_n = v_rel . n is the seed's v_delta,n in either labelling.
  *

@@ -42,7 +42,6 @@ CD_TEST(sphereGroundGapNormalPointAreAnalytic) {
     CHECK_NEAR(c->gap, 0.1, 1e-12);
     checkVec(c->normal, n, 0);
     checkVec(c->point, p, 1e-12);
-    CHECK(c->radius[0] == 0 && c->radius[1] == 0.5);
     CHECK(frameOk(c));
   }
   /* beyond the margin: nothing; penetrating: negative gap */
@@ -71,7 +70,6 @@ CD_TEST(sphereSphereAlongArbitraryDirection) {
     CHECK_NEAR(c->gap, 0.05, 1e-12);
     checkVec(c->normal, u, 1e-15);
     checkVec(c->point, p, 1e-12);
-    CHECK(c->radius[0] == 0.4 && c->radius[1] == 0.7);
     CHECK(frameOk(c));
   }
   cd_contactSetClear(&s);
@@ -121,7 +119,6 @@ CD_TEST(sphereInHollowSphereFollowsSeedGapAndNormal) {
       cd_v3addScaled(p, xi, u, 0.3);
       cd_v3addScaled(q, xs, u, 1.0);
       for (int j = 0; j < 3; j++) CHECK_NEAR(c->point[j], 0.5 * (p[j] + q[j]), 1e-12);
-      CHECK(c->radius[shell_first ? 0 : 1] == 1.0 && c->radius[shell_first ? 1 : 0] == 0.3);
       CHECK(frameOk(c));
     }
   }
@@ -148,7 +145,6 @@ CD_TEST(boxRestingFlatGivesFourBottomCornersAtGapZero) {
     double p[3] = {1 + ((v & 1) ? 0.5 : -0.5), -1 + ((v & 2) ? 0.3 : -0.3), 0.5};
     checkVec(c->point, p, 1e-15);
     CHECK_NEAR(c->gap, 0, 1e-15);
-    CHECK(c->radius[0] == 0 && c->radius[1] == 0);
     CHECK(frameOk(c));
   }
   cd_contactSetFree(&s);
@@ -267,7 +263,6 @@ CD_TEST(sphereBoxFaceEdgeCornerAndInsideRegions) {
       checkVec(con->point, p, 1e-12);
       CHECK_MSG(con->feature[sphere_first ? 1 : 0] == cs->feat && con->feature[sphere_first ? 0 : 1] == 0,
                 "case %zu: features %u %u", t, con->feature[0], con->feature[1]);
-      CHECK(con->radius[sphere_first ? 0 : 1] == r && con->radius[sphere_first ? 1 : 0] == 0);
       CHECK(frameOk(con));
     }
   }
