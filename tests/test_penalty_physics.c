@@ -203,18 +203,18 @@ CD_TEST(penaltyEnergyNeverGrowsWithoutAdhesion) {
 }
 
 /* a 1 kg ball pressed into the ground by 3e-5 m, with gravity turned upwards (9.81 N pulling
- * it off) and pull-off force f_adh (linear model, k 1e5, d 1e3: overdamped, no overshoot):
- * it stays when f_adh > m g and leaves when f_adh < m g; returns the final gap */
-static double pipelineAdhesionGap(double fadh) {
+ * it off), pull-off force f_adh and plasticity ratio lambda_P (linear model, k 1e5, d 1e3:
+ * overdamped, no overshoot); returns the final gap */
+static double pipelineAdhesionGap(double fadh, double lambda_p) {
   char text[1024];
   snprintf(text, sizeof text,
            "{\"gravity\": [0, 0, 9.81], \"dt\": 0.002, \"steps\": 250,"
            " \"ground\": {\"height\": 0, \"material\": \"m\"},"
            " \"materials\": {\"m\": {\"friction\": 0.3, \"stiffness\": 1e5, \"damping\": 1e3,"
-           "   \"pull_off_force\": %.17g}},"
+           "   \"pull_off_force\": %.17g, \"plasticity_ratio\": %.17g}},"
            " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
            "   \"position\": [0, 0, 0.09997], \"material\": \"m\"}]}",
-           fadh);
+           fadh, lambda_p);
   cdSim s;
   if (cd_simMake(&s, text, "penalty", NULL)) return NAN;
   cd_simRun(&s, s.scene.nstep);
@@ -224,11 +224,18 @@ static double pipelineAdhesionGap(double fadh) {
 }
 
 CD_TEST(penaltyAdhesionHoldsWhatItShould) {
-  /* held: -f_adh + k delta + m g = 0 at delta = (f_adh - m g) / k */
-  double held = pipelineAdhesionGap(12);
-  CHECK_NEAR(held, -(12 - 9.81) / 1e5, 1e-7);
-  double gone = pipelineAdhesionGap(8);
+  /* lambda_P = 0.1: the first evaluation is virgin loading at delta0 = 3e-5, which sets
+   * delta_p = lambda_P delta0; the net force then lifts the ball (overdamped: delta never
+   * grows again) along the un/reloading branch k2 = k / (1 - lambda_P), held where
+   * -f_adh + k2 (delta - delta_p) + m g = 0: delta = delta_p + (f_adh - m g) / k2 */
+  double k2 = 1e5 / 0.9, dp = 0.1 * 3e-5;
+  double held = pipelineAdhesionGap(12, 0.1);
+  CHECK_NEAR(held, -(dp + (12 - 9.81) / k2), 1e-7);
+  double gone = pipelineAdhesionGap(8, 0.1);
   CHECK_MSG(gone > 0.1, "f_adh < m g should let go (gap %g)", gone);
+  /* lambda_P = 0 turns the Edinburgh model off (seed 002): f_adh holds nothing */
+  double off = pipelineAdhesionGap(12, 0);
+  CHECK_MSG(off > 0.1, "lambda_P = 0: f_adh must not act (gap %g)", off);
 }
 
 CD_TEST(penaltyPileSubstepsSetByTheNormalSprings) {
