@@ -238,6 +238,18 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
     snprintf(err, errlen, "penalty: substeps must be >= 0 (got %d)", opt->substeps);
     return CD_ERR_USAGE;
   }
+  int ma, mb;
+  if (cd_sceneExponentConflict(scene, &ma, &mb)) {
+    /* refused, not mixed: k_c is in N/m^n_exp, so two exponents have no common stiffness
+     * (any mean would be a guess in mixed units), and the scene is fixed by giving both
+     * materials one exponent */
+    const cdMaterial *a = &scene->material[ma], *b = &scene->material[mb];
+    snprintf(err, errlen,
+             "penalty: materials \"%s\" (stiffness_exponent %g) and \"%s\" (stiffness_exponent %g) can touch: "
+             "a contact law needs one exponent (k_c is in N/m^n); give them the same",
+             a->name, a->stiffness_exponent, b->name, b->stiffness_exponent);
+    return CD_ERR_USAGE;
+  }
   cdPenalty *p = cd_calloc(1, sizeof *p);
   if (!p) return CD_ERR_NOMEM;
   p->forced_substeps = opt ? opt->substeps : 0;

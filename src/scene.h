@@ -31,9 +31,11 @@ typedef struct cdMaterial {
 /* the built-in material used by bodies without one (documented in README.md) */
 cdMaterial cd_materialDefault(void);
 
-/* the parameters that act at a contact of materials a and b (the mixing rule):
- * same material: its values; otherwise friction sqrt(mu_a mu_b), restitution min,
- * stiffness and damping in series (k_a k_b / (k_a + k_b)), the rest the mean. */
+/* the parameters that act at a contact of materials a and b (the mixing rule, README.md):
+ * by value, never by name, and a material mixed with one of identical values gives exactly
+ * its values. friction sqrt(mu_a mu_b), restitution the smaller, stiffness and damping the
+ * harmonic mean 2 k_a k_b / (k_a + k_b) (each body a half-spring of 2 k in series), impact
+ * model the higher number, every other parameter the mean. */
 void cd_materialMix(const cdMaterial *a, const cdMaterial *b, cdMaterial *out);
 
 typedef struct cdBodyDef {
@@ -74,6 +76,11 @@ void cd_sceneFree(cdScene *scene);
 
 /* the mixed material of a contact between bodies a and b (-1 is the ground) */
 void cd_sceneContactMaterial(const cdScene *scene, int a, int b, cdMaterial *out);
+
+/* 1 when two bodies (or a body and the ground) that can touch have materials of different
+ * stiffness exponents, with those materials' indices in *ma, *mb; else 0. A moving body
+ * can touch anything; two fixed bodies never touch. */
+int cd_sceneExponentConflict(const cdScene *scene, int *ma, int *mb);
 
 /* bounding radius of a body (sphere radius or box half diagonal) */
 double cd_bodyBoundingRadius(const cdBodyDef *b);
