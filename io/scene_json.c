@@ -29,9 +29,9 @@
  *   gravity           [0, 0, -9.81]
  *   dt                0.01; in (0, 10]
  *   duration | steps  at most one of them; neither: duration 1. steps is an integer in
- *                     [0, 1e9]. duration >= 0 gives nstep = duration/dt rounded to the
- *                     nearest integer when within 1e-9 relative of it (1.5/0.01 -> 150),
- *                     else rounded up (the run covers at least the duration); <= 1e9.
+ *                     [0, 1e9]. duration >= 0 gives nstep = cd_sceneStepCount(duration,
+ *                     dt) (scene.h: the nearest integer within 1e-9 relative, else up);
+ *                     <= 1e9.
  *   ground            absent: no ground; {"height": 0, "material": built-in}
  *   materials         {NAME: {param: value}}; every param optional with the value of
  *                     cd_materialDefault(); NAME "default" is reserved for the built-in
@@ -1083,8 +1083,7 @@ static int validate(cdCtx *c, const cJSON *root, cdScene *scene, cdScratch *w) {
   } else {
     double duration = 1.0;
     if (numberAt(c, v[T_DURATION], "duration", &kNonNegative, &duration) && dt_ok) {
-      double n = duration / scene->dt, r = floor(n + 0.5);
-      double steps = fabs(n - r) <= 1e-9 * fmax(1.0, n) ? r : ceil(n);
+      double steps = cd_sceneStepCount(duration, scene->dt);
       if (!(steps <= 1e9)) {
         size_t s = pathPush(c, "duration");
         char nb[40];

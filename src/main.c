@@ -25,7 +25,8 @@ static const char *const USAGE =
     "  --substeps N              penalty: substeps per step (default: from the stable step)\n"
     "  --output-every N          record every Nth step (default 1)\n"
     "  --summary                 print the run summary as one JSON line on stdout\n"
-    "  --quiet                   no progress or warnings; errors still go to stderr\n"
+    "  --quiet                   no progress and no warnings about the run (they are counted in\n"
+    "                            the output); errors, and notices about the input, still go to stderr\n"
     "  --version, --help\n"
     "exit status: 0 ok, 1 I/O or other error, 2 bad usage or invalid scene, 3 simulation failed\n";
 
@@ -66,7 +67,7 @@ int main(int argc, char **argv) {
   cfg.duration = -1;
   cfg.steps = -1;
   cfg.output_every = 1;
-  cfg.bopt.friction_dirs = 4;
+  /* options not given stay 0 (the backend's default), so that notices.c can tell */
   cdSceneSet *sets = calloc((size_t)argc + 1, sizeof *sets);
   char **owned = calloc((size_t)argc + 1, sizeof *owned); /* the pointers of sets, to free */
   int nowned = 0;
@@ -166,6 +167,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!rc && !cfg.scene_path) rc = usageError("no scene file given");
+  if (!rc && cfg.steps >= 0 && cfg.duration >= 0) rc = usageError("give --duration or --steps, not both");
   if (!rc) {
     /* the command line as typed, for the output file */
     size_t len = 1;

@@ -66,6 +66,11 @@ void cd_materialMix(const cdMaterial *a, const cdMaterial *b, cdMaterial *out) {
   out->adhesion_exponent = 0.5 * (a->adhesion_exponent + b->adhesion_exponent);
 }
 
+double cd_sceneStepCount(double duration, double dt) {
+  double n = duration / dt, r = floor(n + 0.5);
+  return fabs(n - r) <= 1e-9 * fmax(1.0, n) ? r : ceil(n);
+}
+
 /* the material of a body or of the ground (-1) */
 static int materialOf(const cdScene *scene, int i) {
   return i < 0 ? scene->ground_material : scene->body[i].material;

@@ -69,6 +69,13 @@ typedef struct cdScene {
   cdBodyDef *body;      /* (nbody) */
 } cdScene;
 
+/* the steps of a run of `duration` s at dt (> 0): duration / dt rounded to the nearest whole
+ * number when within 1e-9 relative of it (1.5 / 0.01 = 150.00000000000003 -> 150), else
+ * rounded up (the run covers at least the duration). A double, so that the caller can
+ * check it against its limit before converting. The one rule for the scene's "duration" and
+ * --duration. */
+double cd_sceneStepCount(double duration, double dt);
+
 /* derives mass (from density when mass is 0) and the principal inertia of every body;
  * checks nothing: the loader has validated */
 void cd_sceneFinish(cdScene *scene);
