@@ -12,6 +12,8 @@
 static const char *const USAGE =
     "usage: cdsim SCENE.json [options]\n"
     "  --model lcp|ccp|penalty   contact model (default: the scene's \"model\", else lcp)\n"
+    "  --contact-margin auto|METRES  which separated contacts enter a step (overrides the\n"
+    "                            scene's contact_margin; default auto: velocity-adaptive)\n"
     "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal; penalty: explicit\n"
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"
@@ -71,7 +73,7 @@ int main(int argc, char **argv) {
   cdSceneSet *sets = calloc((size_t)argc + 1, sizeof *sets);
   char **owned = calloc((size_t)argc + 1, sizeof *owned); /* the pointers of sets, to free */
   int nowned = 0;
-  char dtbuf[64];
+  char dtbuf[64], marginbuf[64];
   if (!sets || !owned) return CD_EXIT_ERROR;
   cfg.sets = sets;
   int rc = 0;
@@ -80,7 +82,7 @@ int main(int argc, char **argv) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     static const char *const with_value[] = {"--model", "--solver", "--out", "--dt", "--duration", "--steps",
                                              "--set", "--friction-dirs", "--tolerance", "--max-iterations",
-                                             "--substeps", "--output-every", NULL};
+                                             "--substeps", "--output-every", "--contact-margin", NULL};
     int takes = 0;
     for (int k = 0; with_value[k]; k++) takes |= !strcmp(a, with_value[k]);
     if (takes && !val) {
@@ -120,6 +122,19 @@ int main(int argc, char **argv) {
         snprintf(dtbuf, sizeof dtbuf, "%.17g", d);
         sets[cfg.nset++] = (cdSceneSet){"/dt", dtbuf};
       }
+      i++;
+    } else if (!strcmp(a, "--contact-margin")) {
+      /* the scene's key, set like --set /contact_margin=... */
+      char *end;
+      errno = 0;
+      d = strtod(val, &end);
+      if (!strcmp(val, "auto"))
+        snprintf(marginbuf, sizeof marginbuf, "\"auto\"");
+      else if (!errno && end != val && !*end && d >= 0 && d <= 1e6)
+        snprintf(marginbuf, sizeof marginbuf, "%.17g", d);
+      else
+        rc = usageError("--contact-margin: expected auto or a distance in metres in [0, 1e6] (got '%s')", val);
+      sets[cfg.nset++] = (cdSceneSet){"/contact_margin", marginbuf};
       i++;
     } else if (!strcmp(a, "--duration")) {
       rc = parseDouble(a, val, 0, &cfg.duration);

@@ -60,6 +60,8 @@ typedef struct cdScene {
   double gravity[3];  /* m/s^2 */
   double dt;          /* s */
   long nstep;         /* steps to run (from duration or steps) */
+  int contact_margin_given; /* 0: "auto", the velocity-adaptive margin (collide.c); 1: the next */
+  double contact_margin;    /* m >= 0: only contacts with gap at most this enter a step */
   int has_ground;     /* a plane z = ground_height with normal +z */
   double ground_height;
   int ground_material;

@@ -362,7 +362,7 @@ CD_TEST(marginGrowsWithClosingSpeed) {
   CHECK(cd_collide(c, &sc, x, R, NULL, 0.02, &s) == CD_OK && s.ncon == 0);
   CHECK(cd_collide(c, &sc, x, R, v, 0.02, &s) == CD_OK && s.ncon == 1);
   CHECK(cd_collide(c, &sc, x, R, v, 0.01, &s) == CD_OK && s.ncon == 0);
-  CHECK_NEAR(cd_collideMargin(3, 0.02, 0.1), 0.06 + 1e-4, 1e-15);
+  CHECK_NEAR(cd_collideMargin(&sc, 3, 0.02, 0.1), 0.06 + 1e-4, 1e-15);
   cd_contactSetFree(&s);
   cd_colliderFree(c);
   cd_free(x);
@@ -410,7 +410,7 @@ CD_TEST(colliderFindsExactlyTheBruteForceContacts) {
     const cdBodyDef *A = &sc.body[a];
     double ua = cd_bodySpeedBound(A, &v[6 * a]), sa = cd_bodySizeScale(A);
     if (!A->fixed) {
-      double m = cd_collideMargin(ua, dt, sa);
+      double m = cd_collideMargin(&sc, ua, dt, sa);
       if (A->shape == CD_SPHERE)
         cd_collideSphereGround(a, A, &x[3 * a], 0, m, &ref);
       else
@@ -420,7 +420,7 @@ CD_TEST(colliderFindsExactlyTheBruteForceContacts) {
       const cdBodyDef *B = &sc.body[b];
       if (A->fixed && B->fixed) continue;
       double sb = cd_bodySizeScale(B);
-      double m = cd_collideMargin(ua + cd_bodySpeedBound(B, &v[6 * b]), dt, sa < sb ? sa : sb);
+      double m = cd_collideMargin(&sc, ua + cd_bodySpeedBound(B, &v[6 * b]), dt, sa < sb ? sa : sb);
       const double *xa = &x[3 * a], *xb = &x[3 * b], *Ra = &R[9 * a], *Rb = &R[9 * b];
       if (A->shape == CD_SPHERE && B->shape == CD_SPHERE) {
         if (!A->hollow && !B->hollow)
