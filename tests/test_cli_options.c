@@ -127,7 +127,8 @@ CD_TEST(initialOverlapsAreSaidWithTheSpeedTheyImply) {
                  "{\"dt\": 0.01, \"steps\": 1, \"ground\": {},"
                  " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
                  "   \"position\": [0, 0, 0.09]},"
-                 "  {\"name\": \"rest\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1, \"position\": [1, 0, 0.1]}]}"))
+                 "  {\"name\": \"rest\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1,"
+                 "   \"position\": [1, 0, 0.1]}]}"))
     return;
   snprintf(out, sizeof out, "%s/overlap.h5", cd_cliTmpdir());
   static const char *const models[] = {"lcp", "ccp"};
@@ -158,7 +159,8 @@ CD_TEST(penaltyRefusesTwoStiffnessExponentsOnTheCommandLine) {
   snprintf(out, sizeof out, "%s/exp.h5", cd_cliTmpdir());
   int code = RUN(so, se, scene, "--model", "penalty", "--set", "/materials/soft={\"stiffness_exponent\": 1.5}", "--set",
                  "/ground/material=\"soft\"", "--out", out, "--quiet");
-  CHECK_MSG(code == 2 && strstr(se, "\"steel\" (stiffness_exponent 1)") && strstr(se, "\"soft\" (stiffness_exponent 1.5)"),
+  CHECK_MSG(code == 2 && strstr(se, "\"steel\" (stiffness_exponent 1)") &&
+                strstr(se, "\"soft\" (stiffness_exponent 1.5)"),
             "exit %d: %s", code, se);
   code = RUN(so, se, scene, "--model", "lcp", "--set", "/materials/soft={\"stiffness_exponent\": 1.5}", "--set",
              "/ground/material=\"soft\"", "--steps", "2", "--out", out, "--quiet");

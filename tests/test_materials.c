@@ -105,7 +105,8 @@ CD_TEST(penaltyRefusesAContactOfTwoStiffnessExponents) {
   cdBackendOptions opt = {0};
   int rc = pen->make(&scene, &opt, &st, err, sizeof err);
   CHECK(rc == CD_ERR_USAGE && st == NULL);
-  CHECK_MSG(strstr(err, "\"soft\"") && strstr(err, "\"hard\"") && strstr(err, "1.5") && strstr(err, "stiffness_exponent"),
+  CHECK_MSG(strstr(err, "\"soft\"") && strstr(err, "\"hard\"") && strstr(err, "1.5") &&
+                strstr(err, "stiffness_exponent"),
             "message: %s", err);
   if (st) pen->free(st);
   /* the impulse models do not use the stiffness: no objection */
