@@ -10,6 +10,7 @@
  * by its angular velocity (vec3.h cd_quatIntegrate).
  */
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "problem_build.h"
@@ -65,32 +66,43 @@ static void postVelocities(cdWorld *w) {
   }
 }
 
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* the contacts of the current poses, with the previous set's values carried by key */
 static int collide(const cdScene *scene, cdWorld *w, double h) {
+  double t0 = seconds();
   cdContactSet tmp = w->previous;
   w->previous = w->contacts;
   w->contacts = tmp;
   if (w->contacts.nalpha != w->previous.nalpha && cd_contactSetSetAlpha(&w->contacts, w->previous.nalpha))
     return CD_ERR_NOMEM;
   int st = cd_collide(w->collider, scene, w->x, w->R, w->v, h, &w->contacts);
-  if (st) return st;
-  cd_contactSetCarry(&w->contacts, &w->previous);
-  return CD_OK;
+  if (!st) cd_contactSetCarry(&w->contacts, &w->previous);
+  w->time_collide += seconds() - t0;
+  return st;
 }
 
 static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt,
                        cdSolveStats *stats) {
   int st = collide(scene, w, dt);
   if (st) return st;
-  if (!w->m_constant && (st = cd_worldFactorMass(scene, w))) return st;
-  if ((st = cd_problemFreeVelocity(scene, w, dt))) return st;
-  cdProblemWork pw;
-  st = cd_problemBuild(scene, w, dt, &pw);
-  if (!st && w->cp.ncon > 0) st = be->solve(bs, &w->cp, &w->contacts, stats);
-  stats->substeps = 1;
-  if (!st) st = cd_problemApply(w, &pw);
-  cd_problemWorkFree(w, &pw);
+  double t0 = seconds();
+  st = cd_problemBuild(scene, w, dt);
+  double t1 = seconds(), tg = w->cp.time_delassus;
+  w->time_build += t1 - t0;
   if (st) return st;
+  if (w->cp.ncon > 0) st = be->solve(bs, &w->cp, &w->contacts, stats);
+  /* G, when the solver asked for it, is part of the build */
+  double tg_step = w->cp.time_delassus - tg;
+  w->time_solve += seconds() - t1 - tg_step;
+  w->time_build += tg_step;
+  stats->substeps = 1;
+  if (st) return st;
+  if ((st = cd_problemApply(w))) return st;
   postVelocities(w);
   integratePositions(scene, w, dt);
   return CD_OK;
@@ -116,7 +128,10 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
     if (s == 0)
       for (int i = 0; i < w->contacts.ncon; i++) memset(w->contacts.con[i].lambda, 0, 3 * sizeof(double));
     memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
-    if ((st = be->forces(bs, scene, w, h, stats))) return st;
+    double t0 = seconds();
+    st = be->forces(bs, scene, w, h, stats);
+    w->time_solve += seconds() - t0;
+    if (st) return st;
     integrateForces(scene, w, h);
     postVelocities(w);
     integratePositions(scene, w, h);
@@ -136,5 +151,6 @@ int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, voi
   w->time = (double)w->step * dt;
   if (!stats->converged) w->warn_nonconverged++;
   w->warn_fallback += stats->fallbacks;
+  w->warn_cholmod += stats->cholmod_warnings;
   return CD_OK;
 }
