@@ -140,7 +140,7 @@ CD_TEST(initialOverlapsAreSaidWithTheSpeedTheyImply) {
     CHECK_MSG(!strstr(se, "\"rest\"") && strchr(se, '\n') == strrchr(se, '\n'), "%s: stderr '%s'", models[m], se);
     double *vel = NULL;
     /* frame 1, body 0, z; to the solvers' stopping rules: Lemke's 1e-10, and the ccp's
-     * natural-map residual 1e-6 (1 + ||g||), ||g|| = 1.1 m/s here */
+     * natural-map residual 1e-6 ||g||_inf in velocity terms (cone.h), ||g|| = 1.1 m/s here */
     if (cd_cliReadDataset(out, "/trajectory/velocity", &vel, NULL, NULL) == 2 * 2 * 3)
       CHECK_NEAR(vel[6 + 2], 1.0, m == 0 ? 1e-9 : 2.1e-6);
     else

@@ -5,9 +5,10 @@
  * stopping rule leaves a sticking contact slipping by at most 2 r (test_lcp_lemke_scenes.c),
  * r = 1e-8 m/s for bgs (Lemke: 1e-10), and heights return to rest every step: the top of two
  * contact levels moves by at most 2 levels x 2 r x 2 s = 8e-8 m. The CCP (apgd: natural-map
- * residual rho <= 1e-6 (1 + ||g||), ||g|| ~ g dt = 0.1 m/s at rest) moves the top of n levels
- * at up to (n + sqrt(5) n (n + 1)) rho (test_ccp_physics.c, the stack), n = 2: 15.4 rho,
- * 3.4e-5 m over 2 s. (Measured: 2.5e-12 m and 3.4e-8 m.) The penalty model settles at
+ * residual rho <= 1e-6 ||g||_inf in velocity terms, cone.h; taken as 1.1e-6 m/s, ||g||_inf
+ * <= 1.1 m/s) moves the top of n levels at up to (n + sqrt(5) n (n + 1)) rho
+ * (test_ccp_physics.c, the stack), n = 2: 15.4 rho, 3.4e-5 m over 2 s. (Measured: 2.5e-12 m
+ * and 3.4e-8 m.) The penalty model settles at
  * its static overlaps: each layer sinks by (the weight it carries) / (k x its contact points),
  * and after 2 s (damping ratio ~0.1, decay rate ~140 1/s) it sits there: 0.1% of the sink
  * (linear springs in series). */
