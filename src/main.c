@@ -18,7 +18,7 @@ static const char *const USAGE =
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"
     "  --duration SECONDS        simulated time (overrides the scene)\n"
-    "  --steps N                 number of steps (overrides the scene)\n"
+    "  --steps N                 number of steps (overrides the scene; not with --duration)\n"
     "  --set POINTER=JSON        override one scene value before validation (repeatable),\n"
     "                            e.g. --set /bodies/0/velocity=[2,0,0]\n"
     "  --friction-dirs M         lcp: polyhedral friction directions (even, >= 4; default 4)\n"
