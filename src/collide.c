@@ -10,7 +10,7 @@
  * closing speed |v_a| + |v_b| + |w_a| R_a + |w_b| R_b (R the bounding radius), i.e. the
  * distance the pair can close within the step plus a fixed sliver for the gravity-driven
  * part of the motion and for rounding. The broad phase enlarges each body's box by the
- * margin of the body alone, cd_collideMargin(|v| + |w| R, dt, s_body); since m is additive in
+ * margin of the body alone, cd_collideMargin(scene, |v| + |w| R, dt, s_body); since m is additive in
  * u and s_pair <= s_body for each body, the two enlargements together cover the pair's m,
  * and every pair with gap <= m has overlapping enlarged boxes.
  * What the margin does to the models: a separated contact in the step's problem is one the
@@ -23,7 +23,10 @@
  * gets no contact (its enlarged box is not finite: the broad phase leaves it out, and so does
  * the ground loop); the step's own finiteness check reports such a state.
  *
- * Output order: cd_contactSetSort by key (a, b, feature a, feature b): deterministic.
+ * Output order: by key (a, b, feature a, feature b), deterministic, without a sort of the
+ * whole set: the ground contacts first (a = -1) body by body, then the broad phase's pairs,
+ * which come sorted by (a, b); only the few contacts of one pair (a box's corners) are put in
+ * feature order.
  * v may be NULL (bodies at rest: the margin is then the fixed part only).
  */
 #include "collide.h"
@@ -87,6 +90,21 @@ static int boxFinite(const double b[6]) {
   return 1;
 }
 
+/* the contacts of one pair, out->con[start ..], into key (feature) order: a few at most (the
+ * clipped points of a box face), so by insertion */
+static void sortFeatures(cdContactSet *out, int start) {
+  for (int k = start + 1; k < out->ncon; k++) {
+    if (cd_contactKeyCompare(&out->con[k - 1], &out->con[k]) <= 0) continue;
+    cdContact t = out->con[k];
+    int m = k - 1;
+    while (m >= start && cd_contactKeyCompare(&out->con[m], &t) > 0) {
+      out->con[m + 1] = out->con[m];
+      m--;
+    }
+    out->con[m + 1] = t;
+  }
+}
+
 /* the pair (ia < ib) to its narrow-phase function */
 static int collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
                        cdContactSet *out) {
@@ -119,27 +137,29 @@ int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const doubl
   const int *pair;
   rc = cd_broadphasePairs(c->bp, n, c->aabb, c->fixed, &npair, &pair);
   if (rc) return rc;
-  for (int p = 0; p < npair; p++) {
-    int ia = pair[2 * p], ib = pair[2 * p + 1];
-    double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
-    double margin = cd_collideMargin(scene, c->speed[ia] + c->speed[ib], dt, s);
-    rc = collidePair(scene, ia, ib, x, R, margin, out);
-    if (rc) return rc;
-  }
 
   if (scene->has_ground) {
     for (int i = 0; i < n; i++) {
       if (c->fixed[i] || !boxFinite(&c->aabb[6 * i])) continue;
       const cdBodyDef *b = &scene->body[i];
       double margin = cd_collideMargin(scene, c->speed[i], dt, c->size[i]);
+      int start = out->ncon;
       if (b->shape == CD_SPHERE)
         rc = cd_collideSphereGround(i, b, &x[3 * i], scene->ground_height, margin, out);
       else
         rc = cd_collideBoxGround(i, b, &x[3 * i], &R[9 * i], scene->ground_height, margin, out);
       if (rc) return rc;
+      sortFeatures(out, start);
     }
   }
-  /* 0 or 1 contacts are sorted already (and con may still be NULL, which qsort must not see) */
-  if (out->ncon > 1) cd_contactSetSort(out);
+  for (int p = 0; p < npair; p++) {
+    int ia = pair[2 * p], ib = pair[2 * p + 1];
+    double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
+    double margin = cd_collideMargin(scene, c->speed[ia] + c->speed[ib], dt, s);
+    int start = out->ncon;
+    rc = collidePair(scene, ia, ib, x, R, margin, out);
+    if (rc) return rc;
+    sortFeatures(out, start);
+  }
   return CD_OK;
 }
