@@ -81,29 +81,39 @@ static int runScaled(const char *name, const char *mass, const char *model, cons
 }
 
 CD_TEST(scalingEveryMassLeavesIterationsAndConvergenceUnchanged) {
+  /* x 1024 is exact in binary floating point: every iterate scales exactly, so the counts
+   * must be identical. x 1000 adds roundoff, which a first-order method on a hyperstatic stack
+   * amplifies (apgd on the cube stack: 5171 sweeps at 1 kg, 2924 at 1000 kg, identical at
+   * 1024 kg), so the 10% comparison is made where the iteration does not amplify it. */
   const struct {
     const char *scene, *model, *solver;
     long steps;
-  } runs[] = {{"sphere-pile.json", "ccp", "apgd", 100},
-              {"sphere-pile.json", "ccp", "pgs", 100},
-              {"cube-stack.json", "lcp", NULL, 100},
-              {"cube-stack.json", "lcp", "lemke", 100},
-
-              {"cube-stack.json", "ccp", "apgd", 100}};
+    int chaotic; /* 1: the count depends on roundoff (x 1024 only) */
+  } runs[] = {{"sphere-pile.json", "ccp", "apgd", 100, 0},
+              {"sphere-pile.json", "ccp", "pgs", 100, 0},
+              {"cube-stack.json", "lcp", NULL, 100, 0},
+              {"cube-stack.json", "lcp", "lemke", 100, 1},
+              {"cube-stack.json", "ccp", "apgd", 100, 1}};
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-    runFigures a, b;
+    runFigures a, b, c;
     if (runScaled(runs[r].scene, "1", runs[r].model, runs[r].solver, runs[r].steps, &a) ||
-        runScaled(runs[r].scene, "1000", runs[r].model, runs[r].solver, runs[r].steps, &b))
+        runScaled(runs[r].scene, "1024", runs[r].model, runs[r].solver, runs[r].steps, &b) ||
+        runScaled(runs[r].scene, "1000", runs[r].model, runs[r].solver, runs[r].steps, &c))
       continue;
-    printf("    %s %s %s: iterations %ld vs %ld (x 1000 kg), not converged %ld vs %ld, residual max %.2g vs %.2g\n",
+    printf("    %s %s %s: iterations %ld (1 kg), %ld (1024 kg), %ld (1000 kg); not converged %ld, %ld, %ld\n",
            runs[r].scene, runs[r].model, runs[r].solver ? runs[r].solver : "default", a.iterations, b.iterations,
-           a.nonconverged, b.nonconverged, a.residual_max, b.residual_max);
-    CHECK_MSG(fabs((double)(a.iterations - b.iterations)) <= 0.1 * (double)a.iterations,
-              "%s %s: %ld iterations at 1 kg, %ld at 1000 kg", runs[r].scene, runs[r].model, a.iterations,
-              b.iterations);
-    CHECK(a.nonconverged == b.nonconverged);
+           c.iterations, a.nonconverged, b.nonconverged, c.nonconverged);
+    CHECK(a.iterations == b.iterations && a.nonconverged == b.nonconverged);
+    CHECK(a.nonconverged == c.nonconverged);
+    if (!runs[r].chaotic)
+      CHECK_MSG(fabs((double)(a.iterations - c.iterations)) <= 0.1 * (double)a.iterations,
+                "%s %s: %ld iterations at 1 kg, %ld at 1000 kg", runs[r].scene, runs[r].model, a.iterations,
+                c.iterations);
     /* the same motion: the positions agree to what the solvers' tolerance leaves (1e-6 of
      * ||g|| over a step, accumulated over the run: well below a millimetre) */
-    for (int e = 0; e < 3; e++) CHECK_NEAR(a.x_last[e], b.x_last[e], 1e-4);
+    for (int e = 0; e < 3; e++) {
+      CHECK(a.x_last[e] == b.x_last[e]);
+      CHECK_NEAR(a.x_last[e], c.x_last[e], 1e-4);
+    }
   }
 }
