@@ -21,7 +21,7 @@ WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-pro
         -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror
 CPPFLAGS_ALL = -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) \
                -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
-LIBS = -lumfpack -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
+LIBS = -lklu -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
 
 BUILD ?= build
 ifeq ($(BUILD),build-debug)

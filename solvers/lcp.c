@@ -19,35 +19,41 @@
  * Solvers: "newton" (lcp_newton.c), the active-set method: each contact's mode (separated,
  * sticking, sliding at a vertex or along an edge of the polygon) makes its rows linear
  * equations, the active set's sparse system is factored directly (CHOLMOD when every active
- * contact sticks, UMFPACK with sliding friction; regularised, the redundant impulses of
- * least norm, refined to roundoff) and violated modes change, largest first; warm-started
- * from the previous step's modes. "lemke" (lcp_lemke.c) on the dense A, exact up to
- * roundoff (checked to 1e-10 in the residual's units). "bgs" (lcp_bgs.c, alias "pgs") block
- * Gauss-Seidel over contacts, each block solved exactly, with subspace steps
- * (lcp_subspace.c) and exact cluster solves, to cd_lcpResidual <= tol (--tolerance, 1e-8 by
- * default). The default: Lemke for n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX (a few
- * contacts), else the active-set method, then Lemke (n <= CD_LCP_LEMKE_FALLBACK_MAX) and bgs
- * when it fails; after a failure the default skips the active-set method for 1, 2, 4 ..
- * NEWTON_BACKOFF_MAX steps (doubling while it keeps failing, reset by a success), so a scene
- * whose active sets it does not find (a cube pyramid: friction limits on redundant contacts)
- * does not pay for it every step. Lemke runs with the largest-pivot tie rule from the warm
- * start's basis, then if needed once more with the lexicographic rule from the standard
- * start. A bgs solve that misses its rule from the warm start runs once more from zero
- * (counted as a fallback; not under a --max-iterations cap). Every fall from one solver to
- * the next is in stats->fallbacks, so it is never silent.
+ * contact sticks, KLU with sliding friction; regularised and refined: the impulses nearest
+ * the start) and violated modes change, largest first, backtracking to the best iterate
+ * with half as many changes when an active set is no better; its first modes are read off
+ * its start. "lemke" (lcp_lemke.c) on the dense A, exact up to roundoff (checked to 1e-10
+ * in the residual's units). "bgs" (lcp_bgs.c, alias "pgs") block Gauss-Seidel over
+ * contacts, each block solved exactly, with subspace steps (lcp_subspace.c) and exact
+ * cluster solves, to cd_lcpResidual <= tol (--tolerance, 1e-8 by default).
+ * The default: Lemke for n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX (a few contacts); above
+ * it, and when Lemke fails, what --solver newton does: the active-set method from the warm
+ * start (the default pauses this try for 1, 2, 4 .. BACKOFF_MAX steps after it failed), and
+ * when it fails, bgs from the warm start with active-set tries from the sweeps' iterates in
+ * place of the subspace steps (lcp_bgs.c: the sweeps put nearly every contact in its mode;
+ * on the settling 55-cube pyramid, whose friction limits move between redundant contacts
+ * from step to step, the warm start's modes cycle while the sweeps' at a residual of 1e-4
+ * are solved in one to four active sets) and once more on the sweeps' answer, so that the
+ * answer is well inside the tolerance (lcp_newton.c: TARGET_SHARE) and the next step's warm
+ * start keeps its modes. Lemke runs with the largest-pivot tie rule from the warm start's
+ * basis, then if needed once more with the lexicographic rule from the standard start. A
+ * bgs solve that misses its rule from the warm start runs once more from zero (not under a
+ * --max-iterations cap). Every fall from one solver to the next, and every active-set try
+ * that did not solve, is in stats->fallbacks, so it is never silent.
  * Warm start: lambda_n and beta from the previous step's contact (the core carries them by
  * key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
  * cd_lcpAlphaFromTangent.
  * Outputs: p->lambda = (lambda_n, D alpha) per contact, each contact's beta, and the
  * contact set's alpha rows (m a contact). stats (per step; each solver's unit):
- *   iterations      Lemke pivots + active sets solved (Newton) + bgs sweeps;
+ *   iterations      Lemke pivots + active sets solved (Newton, inside bgs too) + bgs sweeps;
  *   factorizations  Newton's numeric sparse factorizations + bgs's dense cluster solves;
  *   products        products with G or with the active-set matrix outside those counts:
  *                   Newton's checks and refinement products, bgs's residual checks and GMRES
  *                   iterations of its subspace steps;
  *   residual        cd_lcpResidual of the answer (relative); converged: the stopping rule of
  *                   the solver that produced it was met.
- * --max-iterations caps Newton's active sets and bgs's sweeps (and drops the cold retry).
+ * --max-iterations caps Newton's active sets (each try) and bgs's sweeps (and drops the cold
+ * retry).
  */
 #include "lcp.h"
 
@@ -227,6 +233,13 @@ typedef struct {
   int i;    /* contact */
 } cdLcpRank;
 
+/* the default's pause of the active-set method from the warm start after it failed: 1, 2, 4
+ * .. BACKOFF_MAX steps, doubling while it keeps failing, reset by a success */
+typedef struct {
+  int skip;  /* steps left without the try */
+  int pause; /* the last pause, 0 after a success */
+} cdLcpBackoff;
+
 typedef struct cdLcpState {
   int m;           /* friction directions */
   double *D;       /* (2 x m) */
@@ -237,11 +250,10 @@ typedef struct cdLcpState {
   char name[24];   /* the solvers used, "lemke+newton+bgs" at most */
   double up[3];    /* unit, world: against gravity (z without gravity); heights for the bgs order */
   cdLcpNewton *newton;
-  int newton_skip;   /* auto: steps left on which the active-set method is not tried ... */
-  int newton_backoff; /* ... after it failed: 1, 2, 4 .. NEWTON_BACKOFF_MAX steps, reset by a success */
+  cdLcpBackoff warm; /* the default's pause of the active-set method from the warm start */
   /* scratch, grown on demand and kept between steps */
   size_t zcap, wcap, acap, lcap; /* bytes */
-  double *z;       /* (3 n) the solution, the warm start, and a candidate */
+  double *z;       /* (2 n) the solution, then the warm start */
   double *work;    /* (6 ncon) */
   double *A;       /* (n x n + 2 n) the dense A, then b, then the scales of lcpScaleDense */
   size_t ocap;     /* contacts rank and order hold */
@@ -289,7 +301,7 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   cdLcpState *s = cd_calloc(1, sizeof *s);
   if (!s) return CD_ERR_NOMEM;
   s->D = cd_malloc(2 * (size_t)m * sizeof *s->D);
-  if (!s->D || (mode != LCP_LEMKE && mode != LCP_BGS && !(s->newton = cd_lcpNewtonMake()))) {
+  if (!s->D || (mode != LCP_LEMKE && !(s->newton = cd_lcpNewtonMake()))) {
     lcpFree(s);
     return CD_ERR_NOMEM;
   }
@@ -467,32 +479,57 @@ static int newtonStep(cdLcpState *s, const cdContactProblem *p, double *z, const
   return ns.converged;
 }
 
-/* block Gauss-Seidel from z (in: the start, out: the answer); sets stats->converged */
-static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet *contacts, double *z,
+/* the longest pause of the active-set method from the warm start, steps */
+#define BACKOFF_MAX 32
+
+/* 1: the default skips the try on this step */
+static int backoffSkips(const cdLcpState *s, cdLcpBackoff *b) {
+  if (s->mode != LCP_AUTO || b->skip <= 0) return 0;
+  b->skip--;
+  return 1;
+}
+
+static void backoffRecord(cdLcpBackoff *b, int ok) {
+  if (ok) {
+    b->pause = 0;
+    return;
+  }
+  b->pause = b->pause ? 2 * b->pause : 1;
+  if (b->pause > BACKOFF_MAX) b->pause = BACKOFF_MAX;
+  b->skip = b->pause;
+}
+
+/* block Gauss-Seidel from z (in: the start, out: the answer), with the active-set tries
+ * (lcp_bgs.c) when newton; sets stats->converged. A solve
+ * that misses its rule from the warm start runs once more from zero (never under a
+ * --max-iterations cap, which bounds the step's sweeps). CD_OK or CD_ERR_NOMEM */
+static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet *contacts, double *z, int newton,
                    cdSolveStats *stats) {
-  cdBgsOptions bo = {.tolerance = s->tol, .max_sweeps = s->max_iter};
+  cdBgsOptions bo = {.tolerance = s->tol, .max_sweeps = s->max_iter, .newton = newton ? s->newton : NULL};
   if (bgsOrder(s, contacts, p->ncon, &bo.order)) return CD_ERR_NOMEM;
   cdBgsStats bs;
   if (cd_bgsSolve(p, s->m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
   s->used_bgs = 1;
-  stats->iterations += bs.sweeps;
+  s->used_newton |= bs.newton_solved;
+  stats->iterations += bs.sweeps + bs.newton_sets;
   stats->products += bs.products;
   stats->factorizations += bs.factorizations;
   stats->converged = bs.converged;
+  stats->fallbacks += bs.newton_tries - bs.newton_solved;
   if (!bs.converged && !s->max_iter) {
     /* a warm start can hold the sweeps in the basin of the previous step's active set
      * (measured on a 4096-sphere impact: 1000 sweeps to 3e-5 warm, 240 to 4e-8 cold):
-     * once more from zero, the better of the two kept, both runs counted (never under a
-     * --max-iterations cap, which bounds the step's sweeps) */
+     * once more from zero, the better of the two kept, both runs counted */
     size_t n = (size_t)cd_lcpSize(p->ncon, s->m);
     double *zc = z + n; /* (the warm start's copy, no longer needed) */
     cdBgsStats bc;
     memset(zc, 0, n * sizeof *zc);
     if (cd_bgsSolve(p, s->m, s->D, zc, &bo, &bc)) return CD_ERR_NOMEM;
-    stats->iterations += bc.sweeps;
+    s->used_newton |= bc.newton_solved;
+    stats->iterations += bc.sweeps + bc.newton_sets;
     stats->products += bc.products;
     stats->factorizations += bc.factorizations;
-    stats->fallbacks++;
+    stats->fallbacks += 1 + bc.newton_tries - bc.newton_solved;
     if (bc.residual < bs.residual) {
       memcpy(z, zc, n * sizeof *z);
       stats->converged = bc.converged;
@@ -500,9 +537,6 @@ static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet 
   }
   return CD_OK;
 }
-
-/* the longest run of steps (auto) without the active-set method after it failed */
-#define NEWTON_BACKOFF_MAX 32
 
 static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   cdLcpState *s = state;
@@ -519,46 +553,26 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   double *z = s->z, *zw = s->z + n;
   warmStart(s, p, contacts, zw);
 
-  /* the solvers in the order the mode tries them: each from the warm start, bgs from the
-   * best iterate so far; every fall to the next is counted */
+  /* Lemke first (--solver lemke, and the default on a few contacts), then the active-set
+   * chain (newton, the default), or bgs; every fall from one solver to the next is counted */
   int rc = 0;
   if (s->mode == LCP_LEMKE || (s->mode == LCP_AUTO && n <= CD_LCP_AUTO_LEMKE_MAX)) {
     if (n <= CD_LCP_LEMKE_MAX) rc = lemkeStep(s, p, z, zw, stats);
+    if (rc < 0) return rc;
     if (rc == 0) stats->fallbacks++;
-    if (rc == 0 && s->mode == LCP_AUTO) {
-      rc = newtonStep(s, p, z, zw, stats);
-      if (rc == 0) stats->fallbacks++;
-    }
-  } else if (s->mode == LCP_NEWTON || (s->mode == LCP_AUTO && s->newton_skip > 0)) {
-    if (s->mode == LCP_AUTO) s->newton_skip--;
-    rc = s->mode == LCP_NEWTON ? newtonStep(s, p, z, zw, stats) : 0;
-    if (rc == 0 && s->mode == LCP_NEWTON) stats->fallbacks++;
-    if (rc == 0 && s->mode == LCP_AUTO && n <= CD_LCP_LEMKE_FALLBACK_MAX) {
-      rc = lemkeStep(s, p, z, zw, stats);
-      if (rc == 0) stats->fallbacks++;
-    }
-  } else if (s->mode == LCP_AUTO) {
-    rc = newtonStep(s, p, z, zw, stats);
-    if (rc > 0) s->newton_backoff = 0;
-    if (rc == 0) {
-      /* a scene whose active sets the method does not find (a pyramid of cubes: friction
-       * limits on redundant contacts) skips it for a while, doubling while it fails */
-      s->newton_backoff = s->newton_backoff ? 2 * s->newton_backoff : 1;
-      if (s->newton_backoff > NEWTON_BACKOFF_MAX) s->newton_backoff = NEWTON_BACKOFF_MAX;
-      s->newton_skip = s->newton_backoff;
-      stats->fallbacks++;
-      if (n <= CD_LCP_LEMKE_FALLBACK_MAX) {
-        rc = lemkeStep(s, p, z, zw, stats);
-        if (rc == 0) stats->fallbacks++;
-      }
-    }
   }
-  if (rc < 0) return rc;
+  int newton = s->mode == LCP_NEWTON || s->mode == LCP_AUTO;
+  if (rc == 0 && newton && !backoffSkips(s, &s->warm)) {
+    /* (a scene whose warm start is far from the step's modes, such as a pile of spheres
+     * in flight, where 700 of 1000 pressing contacts change mode, pauses this try) */
+    rc = newtonStep(s, p, z, zw, stats);
+    if (rc < 0) return rc;
+    backoffRecord(&s->warm, rc > 0);
+    if (rc == 0) stats->fallbacks++;
+  }
   if (rc == 0) {
-    /* bgs from the warm start (Newton's best iterate, with its modes off where it failed,
-     * is measured to be a worse start for the sweeps on the cube pyramid) */
     memcpy(z, zw, n * sizeof *z);
-    if ((rc = bgsStep(s, p, contacts, z, stats))) return rc;
+    if ((rc = bgsStep(s, p, contacts, z, newton, stats))) return rc;
   }
   stats->residual = cd_lcpResidual(p, m, s->D, z, s->work);
 

@@ -24,9 +24,6 @@ extern const cdBackend cd_backendLcp;
  * most this many variables n = ncon (m + 2) (a few contacts: one cube on the ground), the
  * active-set method (lcp_newton.c) above */
 #define CD_LCP_AUTO_LEMKE_MAX 48
-/* Lemke is the exact fallback of the active-set method up to this size (A: 2.9 MB), block
- * Gauss-Seidel above */
-#define CD_LCP_LEMKE_FALLBACK_MAX 600
 /* an explicit --solver lemke still falls back to bgs above this size (A would need
  * 8 n^2 bytes: 72 MB here) */
 #define CD_LCP_LEMKE_MAX 3000

@@ -12,6 +12,9 @@ typedef struct cdBgsOptions {
   int max_sweeps;   /* 0: 1000 */
   const int *order; /* (ncon) optional: the contacts in the order of a forward sweep (a
                        permutation of 0 .. ncon-1); NULL: 0 .. ncon-1 */
+  struct cdLcpNewton *newton; /* optional: the workspace of the active-set tries (lcp_newton.h,
+                                 lcp_bgs.c), with at most max_sweeps active sets each when
+                                 that is set; NULL: none */
 } cdBgsOptions;
 
 typedef struct cdBgsStats {
@@ -24,8 +27,12 @@ typedef struct cdBgsStats {
   int clusters;       /* cluster blocks solved by Lemke where the sweeps stalled */
   int subspace_steps; /* subspace steps kept (lcp_subspace.h) */
   int subspace_iterations; /* GMRES iterations of all subspace steps, kept or not */
-  int products;       /* products with G outside the sweeps: residual checks, GMRES iterations */
-  int factorizations; /* dense factorizations: the clusters' Lemke solves */
+  int products;       /* products with G outside the sweeps: residual checks, GMRES iterations,
+                         the active-set try's checks and refinement */
+  int factorizations; /* the clusters' dense Lemke solves and the active-set try's sparse ones */
+  int newton_tries;   /* active-set tries */
+  int newton_sets;    /* active sets they solved */
+  int newton_solved;  /* 1 when the answer is an active-set try's */
 } cdBgsStats;
 
 /* solves the LCP of p with m directions D (cd_lcpDirections) for z (cd_lcpSize(ncon, m)),

@@ -20,35 +20,44 @@
  * solved in units where impulses are velocities: rows and columns of contact i scaled by
  * sqrt(meff_i), so that K's normal diagonal is 1 whatever the masses (the residual's units,
  * problem.h). K is symmetric positive semidefinite when every active contact sticks (or has
- * mu = 0): CHOLMOD (LL^T, AMD ordering); sliding makes it unsymmetric: UMFPACK (LU). The
- * symbolic analysis is kept while the pattern holds (a resting stack: one numeric
- * factorization a step).
+ * mu = 0): CHOLMOD (LL^T, AMD ordering); sliding makes it unsymmetric: KLU (sparse LU with
+ * partial pivoting, AMD ordering; no BLAS and no large workspace, which made UMFPACK's page
+ * faults and BLAS threads most of a step on the cube pyramid). The symbolic analysis is kept
+ * while the pattern holds (a resting stack: one numeric factorization a step).
  * Which solution. Redundant contacts (four corners of a face, a stack) make K singular: the
  * impulses are not unique there, the velocities are. The factorization is of K + eps I
- * (eps = REG, dimensionless) and iterative refinement on K itself (to REFINE_TOL ||g||, i.e.
- * roundoff) converges on the range of K by a factor eps / sigma a solve and never moves p
- * along K's null space. It starts from the warm start's impulses in a step's first active
- * set, so the answer is the active set's solution nearest the previous step's impulses
- * (sum_i ||dp_i||^2 / meff_i least: a resting stack keeps its load distribution), and from
- * zero in later ones, the solution of least scaled norm (the load shared evenly between
- * redundant contacts); the part of -C g outside K's range (data inconsistent at roundoff,
- * e.g. phi/dt of coplanar contacts) is left. A system whose residual stays above the
- * tolerance (modes that admit no solution) ends the solve.
+ * (eps = REG, dimensionless) and iterative refinement on K itself (until the mode equations
+ * hold to REFINE_SHARE of the tolerance) converges on the range of K by a factor
+ * eps / (sigma + eps) a solve and never moves p along K's null space. It starts from the
+ * current impulses (the warm start's in the first active set, written in the new modes'
+ * unknowns), so every answer is the active set's solution nearest them (sum_i ||dp_i||^2 /
+ * meff_i least): a resting stack keeps its load distribution, and a mode change moves the
+ * redundant impulses only as much as the new equations require (from zero, the least-norm
+ * solution of each new active set redistributed the load of the whole 55-cube pyramid and
+ * its modes never settled). Nearly redundant contacts (eigenvalues of K far below eps)
+ * are moved by at most r / eps for a residual r there, which is left where it is below
+ * the tolerance (solved to roundoff, a residual of 1e-9 m/s moved the impulses of a whole
+ * row of the pyramid by their own size, and no mode of the next active set held). A system
+ * whose residual stays above the tolerance (modes that admit no solution) counts as an
+ * active set no better than the best.
  * Check and mode changes. From p: lambda, then c = G lambda + g (one product), each contact's
  * z_i as above and its part of cd_lcpResidual. A contact that violates its mode's
  * inequalities (lambda_n < 0, lambda_T outside the polygon, a negative slip speed, slip
- * along a better direction, c_n < 0 while separated) takes the mode of the exact solution
- * of its own block with the others fixed (cd_bgsBlockSolve): a Jacobi prediction of its
- * mode. Changing every violated mode at once cycles on coupled contacts; the violators are
- * taken largest violation first, all of them while the number of violators falls, half as
- * many each time it does not (Judice & Pires' safeguard of block principal pivoting, down
- * to one contact a change). The iterate of smallest residual is returned.
- * Warm start: the first modes are read off the warm start z (the previous step's lambda,
- * alpha and beta, carried by key): a contact with lambda_n > 0 keeps the mode its z shows;
- * the others take their block's mode against the warm start's velocities. A resting stack
- * then keeps its modes: one factorization and one check a step.
- * Stops at cd_lcpResidual <= tolerance, at max_iterations, or when no violated contact
- * changes mode; lcp.c then falls back to Lemke or block Gauss-Seidel (counted).
+ * along a better direction, c_n < 0 while separated) takes the mode that its largest
+ * violation points to (nextMode). Changing every violated mode at once cycles on coupled
+ * contacts (one wrong change among twenty on the pyramid sends the residual from 3e-2 to
+ * 0.5). The method keeps its best iterate: after a better one, all of its violators
+ * change mode; after one that is no better, it goes back to the best iterate and changes
+ * half as many, largest violation first (the safeguard of block principal pivoting,
+ * Judice & Pires, as a backtracking line search over the number of changes), at most
+ * BACKTRACKS times in a row. The best iterate is returned.
+ * Warm start: the first modes are read off the start z (the previous step's lambda, alpha
+ * and beta, carried by key, or an iterate of bgs): a contact with lambda_n > 0 keeps the
+ * mode its z shows, one with lambda_n = 0 is separated unless it closes or touches. A
+ * resting stack then keeps its modes: one factorization and one check a step.
+ * Stops at cd_lcpResidual <= TARGET_SHARE tolerance, at max_iterations, when the
+ * backtracking gives up or when no violated contact changes mode; converged: the best
+ * iterate's residual <= tolerance; otherwise lcp.c goes on with bgs (counted).
  * References: Judice & Pires, "A block principal pivoting algorithm for large-scale strictly
  * monotone linear complementarity problems", Comp. & OR 21 (1994); Kostreva (1978);
  * NUMERICS.md, "The Anitescu-Hart LCP by active sets".
@@ -59,40 +68,57 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <umfpack.h>
+#include <klu.h>
 
 #include "alloc.h"
 #include "backend.h"
 #include "lcp.h"
-#include "lcp_bgs.h"
 #include "linalg.h"
 
-/* the regularisation of K (dimensionless: K's normal diagonal is 1): large enough that data
- * inconsistent at roundoff on redundant contacts (1e-10 m/s against ||g|| ~ 0.1 m/s) move the
- * impulses by a negligible part, small enough that refinement converges in a few solves */
-#define REG 1e-9
-/* refinement solves at most per active set; it stops once the mode equations hold to
- * REFINE_TOL ||g||_inf (roundoff: the answer is as exact as Lemke's), or when a solve no
- * longer takes a tenth off their residual */
+/* the regularisation of K (dimensionless: K's normal diagonal is 1). A solve moves the
+ * impulses along a direction of K's eigenvalue sigma by r / (sigma + REG) for a residual r
+ * of the mode equations there: directions far stiffer than REG are solved in a solve or two,
+ * and the near-null ones of nearly redundant contacts (a settling pyramid's, sigma far below
+ * 1e-9, where a residual of 1e-9 m/s asked the impulses of a whole row of cubes to move by
+ * their own size) move by at most r / REG, and are left where they do not matter at the
+ * tolerance */
+#define REG 1e-6
+/* refinement solves at most per active set; they stop once the mode equations hold to
+ * REFINE_SHARE of the tolerance (relative to ||g||_inf), or when a solve no longer takes a
+ * tenth off their residual */
 #define REFINE_MAX 20
-#define REFINE_TOL 1e-13
+#define REFINE_SHARE 1e-3
+/* the method goes on changing modes until cd_lcpResidual <= TARGET_SHARE of the tolerance
+ * (an answer well inside it keeps the next step's warm start in its modes), and reports
+ * convergence at the tolerance itself */
+#define TARGET_SHARE 1e-2
 
-/* iterations without fewer violators before fewer modes change at once */
-#define STALLS 3
-/* iterations without a smaller residual before the solve gives up */
-#define GIVE_UP 6
+/* an active set is better than the best iterate when its residual is below DECREASE times
+ * the best one's (the pyramid's successful solves fall by 1.7 to 1e10 an active set; a
+ * pile in flight whose modes the method does not find creeps down by a few percent) */
+#define DECREASE 0.7
+/* times the method goes back to its best iterate and changes half as many modes before
+ * it gives up (the caller then falls back): a failure costs BACKTRACKS + 2 active sets past
+ * the best one at most */
+#define BACKTRACKS 3
 
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
+
+typedef struct cdViolator {
+  double v; /* a contact's residual, m/s */
+  int i;    /* the contact */
+} cdViolator;
 
 struct cdLcpNewton {
   cholmod_common cc;
   int cc_started;
   cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) */
-  void *usym, *unum;  /* UMFPACK's (unsymmetric ones) */
-  double uctrl[UMFPACK_CONTROL], uinfo[UMFPACK_INFO];
+  klu_common kc;
+  klu_symbolic *ksym; /* KLU's analysis and factor (unsymmetric systems) */
+  klu_numeric *knum;
   /* the pattern the current analysis is of */
-  int pat_n, pat_nnz, pat_sym; /* pat_sym: 1 CHOLMOD, 0 UMFPACK, -1 none */
+  int pat_n, pat_nnz, pat_sym; /* pat_sym: 1 CHOLMOD, 0 KLU, -1 none */
   int *pat_p, *pat_i;
   /* per contact (ccap) */
   int ccap;
@@ -105,21 +131,25 @@ struct cdLcpNewton {
   double *lam;  /* (3 ccap) */
   double *u;    /* (3 ccap) c = G lambda + g */
   double *viol; /* contact residuals (m/s) */
-  int *cand;    /* violators */
+  int *cand;    /* the best iterate's violators, largest first */
+  /* the best iterate's modes, impulses, velocities and residuals (ccap) */
+  unsigned char *bmode;
+  int *bkdir;
+  double *blam, *bu, *bviol;
+  struct cdViolator *rank;
   /* per LCP variable (zcap) */
   size_t zcap;
   double *zbest;
   /* per unknown (ncap) */
   int ncap;
-  double *rhs, *q, *r, *dq, *wsolve; /* wsolve: UMFPACK's (n) */
-  int *Kp, *wi;     /* wi: UMFPACK's (n) */
+  double *rhs, *q, *r, *dq;
+  int *Kp;
   /* per entry (nzcap) */
   size_t nzcap;
   int *Ki;
   double *Kx;
-  void *bw; /* block solve workspace */
-  int bw_m;
-  double *zb;
+  int zb_m;
+  double *zb;   /* (m + 2) one contact's z */
   /* CHOLMOD solve2 workspaces */
   cholmod_dense *X, *Y, *E;
 };
@@ -139,17 +169,15 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   s->cc.postorder = 1;
   s->cc.final_ll = 1;
   s->cc.quick_return_if_not_posdef = 1;
-  umfpack_di_defaults(s->uctrl);
-  s->uctrl[UMFPACK_PRL] = 0;
-  s->uctrl[UMFPACK_IRSTEP] = 0; /* refinement is ours, on the unregularised K */
+  klu_defaults(&s->kc);
   s->pat_sym = -1;
   return s;
 }
 
 static void dropAnalysis(cdLcpNewton *s) {
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
-  if (s->unum) umfpack_di_free_numeric(&s->unum);
-  if (s->usym) umfpack_di_free_symbolic(&s->usym);
+  if (s->knum) klu_free_numeric(&s->knum, &s->kc);
+  if (s->ksym) klu_free_symbolic(&s->ksym, &s->kc);
   s->pat_sym = -1;
 }
 
@@ -163,8 +191,9 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->pat_p), cd_free(s->pat_i);
   cd_free(s->mode), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq);
   cd_free(s->lam), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
-  cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->wsolve), cd_free(s->Kp), cd_free(s->wi);
-  cd_free(s->Ki), cd_free(s->Kx), cd_free(s->bw), cd_free(s->zb);
+  cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
+  cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
+  cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb);
   cd_free(s);
 }
 
@@ -183,7 +212,10 @@ static int reserveContacts(cdLcpNewton *s, int nc, int m) {
     if (grow(&s->mode, n, 1) || grow(&s->kdir, n, sizeof(int)) || grow(&s->off, n + 1, sizeof(int)) ||
         grow(&s->B, 9 * n, sizeof(double)) || grow(&s->C, 9 * n, sizeof(double)) || grow(&s->sq, n, sizeof(double)) ||
         grow(&s->lam, 3 * n, sizeof(double)) || grow(&s->u, 3 * n, sizeof(double)) ||
-        grow(&s->viol, n, sizeof(double)) || grow(&s->cand, n, sizeof(int)))
+        grow(&s->viol, n, sizeof(double)) || grow(&s->cand, n, sizeof(int)) || grow(&s->bmode, n, 1) ||
+        grow(&s->bkdir, n, sizeof(int)) || grow(&s->blam, 3 * n, sizeof(double)) ||
+        grow(&s->bu, 3 * n, sizeof(double)) || grow(&s->bviol, n, sizeof(double)) ||
+        grow(&s->rank, n, sizeof *s->rank))
       return -1;
     s->ccap = nc;
   }
@@ -192,57 +224,16 @@ static int reserveContacts(cdLcpNewton *s, int nc, int m) {
     if (grow(&s->zbest, nz, sizeof(double))) return -1;
     s->zcap = nz;
   }
-  if (s->bw_m != m) {
-    cd_free(s->bw), cd_free(s->zb);
-    s->bw = cd_malloc(cd_bgsBlockWorkSize(m));
+  if (s->zb_m != m) {
+    cd_free(s->zb);
     s->zb = cd_malloc((size_t)(m + 2) * sizeof(double));
-    if (!s->bw || !s->zb) {
-      s->bw_m = 0;
+    if (!s->zb) {
+      s->zb_m = 0;
       return -1;
     }
-    s->bw_m = m;
+    s->zb_m = m;
   }
   return 0;
-}
-
-/* the mode of a contact's (lambda_n, alpha (m), beta) */
-static void classify(const double *zi, double mu, int m, unsigned char *mode, int *k) {
-  *k = 0;
-  if (!(zi[0] > 0.0)) {
-    *mode = MODE_SEPARATED;
-    return;
-  }
-  if (mu == 0.0) {
-    *mode = MODE_VERTEX;
-    return;
-  }
-  if (!(zi[m + 1] > 0.0)) {
-    *mode = MODE_STICK;
-    return;
-  }
-  int first = -1, npos = 0, big = 0;
-  for (int l = 0; l < m; l++) {
-    if (zi[1 + l] > zi[1 + big]) big = l;
-    if (zi[1 + l] > 0.0) {
-      if (first < 0) first = l;
-      npos++;
-    }
-  }
-  if (npos == 2) {
-    /* two adjacent directions: the edge from the first of the pair (the pair m-1, 0 wraps) */
-    int second = -1;
-    for (int l = first + 1; l < m; l++)
-      if (zi[1 + l] > 0.0) second = l;
-    if (second == first + 1) {
-      *mode = MODE_EDGE, *k = first;
-      return;
-    }
-    if (first == 0 && second == m - 1) {
-      *mode = MODE_EDGE, *k = m - 1;
-      return;
-    }
-  }
-  *mode = MODE_VERTEX, *k = big;
 }
 
 /* B (3 x r, column-major) and C (r x 3, row-major) of a mode */
@@ -301,8 +292,7 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   if (n + 1 > s->ncap) {
     size_t nn = (size_t)n + 1;
     if (grow(&s->rhs, nn, sizeof(double)) || grow(&s->q, nn, sizeof(double)) || grow(&s->r, nn, sizeof(double)) ||
-        grow(&s->dq, nn, sizeof(double)) || grow(&s->wsolve, nn, sizeof(double)) || grow(&s->Kp, nn, sizeof(int)) ||
-        grow(&s->wi, nn, sizeof(int)))
+        grow(&s->dq, nn, sizeof(double)) || grow(&s->Kp, nn, sizeof(int)))
       return -1;
     s->ncap = n + 1;
   }
@@ -389,8 +379,7 @@ static int analyse(cdLcpNewton *s, int n, int sym, cdLcpNewtonStats *st) {
     s->L = cholmod_analyze(&A, &s->cc);
     if (!s->L) return 1;
   } else {
-    if (umfpack_di_symbolic(n, n, s->Kp, s->Ki, s->Kx, &s->usym, s->uctrl, s->uinfo) != UMFPACK_OK) {
-      s->usym = NULL;
+    if (!(s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc))) {
       return 1;
     }
   }
@@ -413,11 +402,10 @@ static int factor(cdLcpNewton *s, int n, int sym) {
     if (!cholmod_factorize(&A, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
     return 0;
   }
-  if (s->unum) umfpack_di_free_numeric(&s->unum);
-  int st = umfpack_di_numeric(s->Kp, s->Ki, s->Kx, s->usym, &s->unum, s->uctrl, s->uinfo);
-  if (st != UMFPACK_OK) { /* (a singular U is UMFPACK_WARNING_singular_matrix: not taken) */
-    if (s->unum) umfpack_di_free_numeric(&s->unum);
-    s->unum = NULL;
+  if (s->knum) klu_free_numeric(&s->knum, &s->kc);
+  s->knum = klu_factor(s->Kp, s->Ki, s->Kx, s->ksym, &s->kc);
+  if (!s->knum || s->kc.status != KLU_OK) { /* (a singular U, KLU_SINGULAR: not taken) */
+    if (s->knum) klu_free_numeric(&s->knum, &s->kc);
     return 1;
   }
   return 0;
@@ -431,8 +419,8 @@ static int solve(cdLcpNewton *s, int n, int sym, double *b, double *x) {
     memcpy(x, s->X->x, (size_t)n * sizeof *x);
     return 0;
   }
-  return umfpack_di_wsolve(UMFPACK_A, s->Kp, s->Ki, s->Kx, x, b, s->unum, s->uctrl, s->uinfo, s->wi, s->wsolve) !=
-         UMFPACK_OK;
+  memcpy(x, b, (size_t)n * sizeof *x);
+  return !klu_solve(s->ksym, s->knum, n, 1, x, &s->kc);
 }
 
 /* the least beta >= 0 with D^T u_T + e beta >= 0 */
@@ -511,6 +499,42 @@ static void sectorMode(int m, const double *D, const double *v, unsigned char *m
   }
 }
 
+/* the mode a contact's (lambda_n, alpha (m), beta) in zi shows (u (3): its velocity): pressing
+ * where lambda_n > 0 or, with lambda_n = 0, where it closes or touches (u_n <= vtol);
+ * sliding where beta > 0, along the edge of two adjacent positive alpha, else at the vertex
+ * of the largest; sticking otherwise */
+static void classify(const double *zi, const double *u, double vtol, double mu, int m, unsigned char *mode, int *k) {
+  *k = 0;
+  if (!(zi[0] > 0.0)) {
+    *mode = u[0] > vtol ? MODE_SEPARATED : mu == 0.0 ? MODE_VERTEX : MODE_STICK;
+    return;
+  }
+  if (mu == 0.0) {
+    *mode = MODE_VERTEX;
+    return;
+  }
+  if (!(zi[m + 1] > 0.0)) {
+    *mode = MODE_STICK;
+    return;
+  }
+  int first = -1, second = -1, npos = 0, big = 0;
+  for (int l = 0; l < m; l++) {
+    if (zi[1 + l] > zi[1 + big]) big = l;
+    if (zi[1 + l] > 0.0) {
+      if (first < 0) first = l;
+      else second = l;
+      npos++;
+    }
+  }
+  if (npos == 2 && second == first + 1) {
+    *mode = MODE_EDGE, *k = first;
+  } else if (npos == 2 && first == 0 && second == m - 1) {
+    *mode = MODE_EDGE, *k = m - 1; /* the pair (m - 1, 0) wraps */
+  } else {
+    *mode = MODE_VERTEX, *k = big;
+  }
+}
+
 /* the next mode of a contact that violates its mode's inequalities (s->u: its velocity,
  * z: its (lambda_n, alpha, beta)): the rule of its largest violation, in the residual's units
  *   lambda_n < 0                      -> separated
@@ -551,10 +575,6 @@ static void nextMode(const cdLcpNewton *s, const cdContactProblem *p, int m, con
   }
 }
 
-typedef struct {
-  double v;
-  int i;
-} cdViolator;
 
 static int violatorCompare(const void *x, const void *y) {
   const cdViolator *a = x, *b = y;
@@ -566,7 +586,7 @@ static int violatorCompare(const void *x, const void *y) {
  * start below. 0 ok, 1 the factorization failed or the equations are inconsistent (their
  * residual stays above ctol: the modes admit no solution), CD_ERR_NOMEM */
 static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double ctol,
-                      int from_warm, cdLcpNewtonStats *st) {
+                      cdLcpNewtonStats *st) {
   int nc = p->ncon;
   if (assemble(s, p, n, sym)) return CD_ERR_NOMEM;
   /* rhs = -S C g, and the velocity scale of each row (1 / sqrt(meff)) in dq for now */
@@ -575,10 +595,9 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
     for (int a = 0; a < modeRows[s->mode[i]]; a++)
       s->rhs[s->off[i] + a] = -s->sq[i] * (C[3 * a] * g[0] + C[3 * a + 1] * g[1] + C[3 * a + 2] * g[2]);
   }
-  /* the start: the warm start's impulses in the first iteration (refinement keeps their part
-   * along K's null space: a resting pile keeps its distribution of redundant impulses), zero
-   * afterwards (the least-norm solution) */
-  if (!from_warm) memset(s->lam, 0, 3 * (size_t)nc * sizeof *s->lam);
+  /* the start: the current impulses in s->lam (the warm start's in the first iteration),
+   * written in the new modes' unknowns; refinement keeps their part along K's null space, so
+   * the redundant impulses move only as much as the new equations require */
   for (int i = 0; i < nc; i++) {
     const double *l = &s->lam[3 * i], *B = &s->B[9 * i];
     double *q = &s->q[s->off[i]], iv = 1.0 / s->sq[i];
@@ -611,7 +630,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   int rc = analyse(s, n, sym, st);
   if (rc < 0) return CD_ERR_NOMEM;
   if (rc || factor(s, n, sym)) {
-    int oom = sym ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->uinfo[UMFPACK_STATUS] == UMFPACK_ERROR_out_of_memory;
+    int oom = sym ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
     dropAnalysis(s);
     return oom ? CD_ERR_NOMEM : 1;
   }
@@ -647,7 +666,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   cdLcpNewtonStats st;
   memset(&st, 0, sizeof st);
   int nc = p->ncon, nz = cd_lcpSize(nc, m);
-  double tol = opt && opt->tolerance > 0 ? opt->tolerance : 1e-8;
+  double tol = opt && opt->tolerance > 0 ? opt->tolerance : 1e-8, target = TARGET_SHARE * tol;
   int maxit = opt && opt->max_iterations > 0 ? opt->max_iterations : CD_LCP_NEWTON_ITERATIONS;
   st.converged = 1;
   if (nc <= 0) {
@@ -655,67 +674,62 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     return CD_OK;
   }
   if (reserveContacts(s, nc, m)) return CD_ERR_NOMEM;
-  cdViolator *rank = NULL;
   double vs = cd_contactProblemVelocityScale(p);
   for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i));
 
-  /* the first modes: read off the warm start where it presses, else the block's mode */
+  /* the first modes: read off the start and its velocities */
   cd_lcpLambdaFromZ(nc, m, D, z, s->lam);
   cd_blockMatrixMul(&p->G, s->lam, s->u);
   for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
   st.products++;
   for (int i = 0; i < nc; i++) {
-    if (z[i] > 0.0) {
-      s->zb[0] = z[i];
-      memcpy(&s->zb[1], &z[nc + m * i], (size_t)m * sizeof(double));
-      s->zb[m + 1] = z[nc + nc * m + i];
-      classify(s->zb, p->mu[i], m, &s->mode[i], &s->kdir[i]);
-    } else {
-      /* a new contact, or one that was open: active (sticking) when it closes or touches */
-      s->kdir[i] = 0;
-      s->mode[i] = s->u[3 * i] > tol * vs ? MODE_SEPARATED : p->mu[i] == 0.0 ? MODE_VERTEX : MODE_STICK;
-    }
+    s->zb[0] = z[i];
+    memcpy(&s->zb[1], &z[nc + m * i], (size_t)m * sizeof(double));
+    s->zb[m + 1] = z[nc + nc * m + i];
+    classify(s->zb, &s->u[3 * i], tol * vs, p->mu[i], m, &s->mode[i], &s->kdir[i]);
   }
 
   double bestres = INFINITY;
-  int best_nviol = nc + 1, kchg = nc, stalls = 0, best_it = 0, rc = CD_OK;
+  int nv = 0, kchg = 0, backtracks = 0, rc = CD_OK;
+  size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   while (st.iterations < maxit) {
-    int sym, n = layout(s, p, m, D, &sym);
+    int sym, n = layout(s, p, m, D, &sym), failed = 0;
     if (n > 0) {
-      rc = solveModes(s, p, n, sym, REFINE_TOL * vs, tol * vs, st.iterations == 0, &st);
+      rc = solveModes(s, p, n, sym, REFINE_SHARE * tol * vs, tol * vs, &st);
       if (rc == CD_ERR_NOMEM) break;
-      if (rc) { /* a factorization failed, or modes without a solution: the caller falls back */
-        rc = CD_OK;
-        break;
-      }
+      failed = rc != 0; /* a factorization failed, or modes without a solution */
+      rc = CD_OK;
     }
     st.iterations++;
-    double res = check(s, p, m, D, z);
-    st.products++;
-    if (res < bestres) {
-      bestres = res, best_it = st.iterations;
+    double res = INFINITY;
+    if (!failed) {
+      res = check(s, p, m, D, z);
+      st.products++;
+    }
+    if (res < DECREASE * bestres || (res <= tol && res < bestres)) {
+      /* a better iterate: kept, and every violator of it changes mode next */
+      bestres = res;
       memcpy(s->zbest, z, (size_t)nz * sizeof *z);
-    }
-    if (st.iterations - best_it >= GIVE_UP) break; /* not converging: the caller falls back */
-    if (res <= tol || !isfinite(res)) break;
-    /* the violators, largest first when only some of them change */
-    int nv = 0;
-    for (int i = 0; i < nc; i++)
-      if (s->viol[i] > tol * vs) s->cand[nv++] = i;
-    if (nv < best_nviol) {
-      best_nviol = nv, stalls = 0, kchg = nc;
-    } else if (++stalls >= STALLS) {
-      int h = (kchg < nv ? kchg : nv) / 2;
-      kchg = h > 1 ? h : 1;
-    }
-    if (kchg < nv) {
-      if (!rank && !(rank = cd_malloc((size_t)nc * sizeof *rank))) {
-        rc = CD_ERR_NOMEM;
-        break;
-      }
-      for (int h = 0; h < nv; h++) rank[h].v = s->viol[s->cand[h]], rank[h].i = s->cand[h];
-      qsort(rank, (size_t)nv, sizeof *rank, violatorCompare);
-      for (int h = 0; h < nv; h++) s->cand[h] = rank[h].i;
+      memcpy(s->bmode, s->mode, c1), memcpy(s->bkdir, s->kdir, c1 * sizeof(int));
+      memcpy(s->blam, s->lam, c3 * sizeof(double)), memcpy(s->bu, s->u, c3 * sizeof(double));
+      memcpy(s->bviol, s->viol, c1 * sizeof(double));
+      if (res <= target) break;
+      nv = 0;
+      for (int i = 0; i < nc; i++)
+        if (s->viol[i] > target * vs) s->rank[nv].v = s->viol[i], s->rank[nv++].i = i;
+      qsort(s->rank, (size_t)nv, sizeof *s->rank, violatorCompare);
+      for (int h = 0; h < nv; h++) s->cand[h] = s->rank[h].i;
+      kchg = nv;
+    } else {
+      /* no better (or no solution): back to the best iterate, and half as many of its
+       * violators change, the largest first */
+      if (bestres == INFINITY) break;
+      memcpy(z, s->zbest, (size_t)nz * sizeof *z);
+      memcpy(s->mode, s->bmode, c1), memcpy(s->kdir, s->bkdir, c1 * sizeof(int));
+      memcpy(s->lam, s->blam, c3 * sizeof(double)), memcpy(s->u, s->bu, c3 * sizeof(double));
+      memcpy(s->viol, s->bviol, c1 * sizeof(double));
+      kchg /= 2;
+      if (kchg == 0 || ++backtracks > BACKTRACKS) break;
     }
     int changed = 0;
     for (int h = 0; h < nv && changed < kchg; h++) {
@@ -730,7 +744,6 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     st.mode_changes += changed;
     if (!changed) break; /* the violations are not the modes' (cycling at roundoff) */
   }
-  cd_free(rank);
   if (bestres < INFINITY) memcpy(z, s->zbest, (size_t)nz * sizeof *z);
   st.residual = bestres;
   st.converged = bestres <= tol;

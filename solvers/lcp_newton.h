@@ -1,6 +1,6 @@
 /* lcp_newton.h: the Anitescu-Hart LCP (layout in lcp.h) by active sets: each contact's mode
  * turns its complementarity rows into linear equations, the whole active set is solved by a
- * sparse direct factorization (CHOLMOD where it is symmetric, UMFPACK where sliding friction
+ * sparse direct factorization (CHOLMOD where it is symmetric, KLU where sliding friction
  * makes it unsymmetric), and the modes that the solution violates change, the largest
  * violations first. lcp_newton.c has the math. */
 #ifndef CD_LCP_NEWTON_H
@@ -26,7 +26,7 @@ typedef struct cdLcpNewtonStats {
   int solves;         /* triangular solves, iterative refinement included */
   int products;       /* products with G (the checks) and with the active-set matrix (refinement) */
   int mode_changes;   /* contacts whose mode changed, summed over the iterations */
-  int symmetric;      /* iterations whose system was symmetric (CHOLMOD), the rest UMFPACK */
+  int symmetric;      /* iterations whose system was symmetric (CHOLMOD), the rest KLU */
   double residual;    /* cd_lcpResidual of the returned z */
   int converged;      /* residual <= tolerance */
 } cdLcpNewtonStats;
