@@ -361,7 +361,7 @@ static void warmStart(const cdLcpState *s, const cdContactProblem *p, const cdCo
         t1 += s->D[2 * l] * a[l];
         t2 += s->D[2 * l + 1] * a[l];
       }
-      double scale = 1.0 + fabs(lam[1]) + fabs(lam[2]);
+      double scale = fabs(lam[0]) + fabs(lam[1]) + fabs(lam[2]); /* (relative: any unit of mass) */
       ok &= fabs(t1 - lam[1]) <= 1e-9 * scale && fabs(t2 - lam[2]) <= 1e-9 * scale;
       if (ok) memcpy(alpha, a, (size_t)m * sizeof *alpha);
     }
