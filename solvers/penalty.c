@@ -1,6 +1,6 @@
 /* penalty.c: the penalty backend: compliant spring-damper contact, integrated explicitly.
  *
- * Problem. There is no system to solve: every contact point i of world->contacts (each
+ * Problem. There is no system to solve: every contact point i of the substep (each
  * point of a box face or edge contact separately) exerts the force of seed 002's law
  * (penalty_law.c) on b and its opposite on a,
  *     F_i = (f_c + f_d) n_i + f_t,    applied at the contact point p_i,
@@ -12,8 +12,10 @@
  * body a gets -F_i and (p_i - x_a) x (-F_i) (the ground takes nothing). The core then
  * integrates every substep of length h with semi-implicit Euler,
  *     v += h M^-1 (f_ext + force),  x += h v,  q <- exp(h w / 2) q,
- * and collides again, so the law sees the gap and velocity at the start of each substep.
- * lambda of a contact accumulates F_i h in (n, t1, t2): the impulse over the step.
+ * and updates the contacts (contact_cache.h: the narrow phase of the step's Verlet list), so
+ * the law sees the gap and velocity at the start of each substep. lambda of a contact
+ * accumulates F_i h in (n, t1, t2): the impulse over the step (the core carries the sum
+ * into the contact's frame as it turns).
  *
  * Lever arms. The seed's lever arms are n (r_0 - delta/2) for sphere 0 and
  * -h_1 n (r_1 - h_1 delta/2) for sphere 1 (h_1 = -1 for a hollow sphere). The collision
@@ -73,11 +75,10 @@
  * resolution follows: the restitution tests (e 0.1 to 0.9) give what they gave with the
  * damping resolved by the step.
  *
- * Substep. The core asks for the substep count before it collides, so the backend collides
- * once itself at the start of the step (a probe set, with the state of the last substep
- * carried by key) with the margin of the whole step, the bodies' speeds raised by |g| dt so
- * that a body at rest which falls into contact within the step is seen too. Then
- * cd_penaltyStableStep takes every probe contact's tangent stiffness (penalty_law.h) and
+ * Substep. The count comes from the contacts the step starts from: the core's collision
+ * with the margin of the whole step (its Verlet list, contact_cache.h), the bodies' speeds
+ * raised by |g| dt so that a body at rest which falls into contact within the step is seen
+ * too. cd_penaltyStableStep takes every one's tangent stiffness (penalty_law.h) and
  * the smallest of pi / (30 omega_i) (resolution of each contact) and 1/sqrt(Omega2) with
  * Omega2 a Gershgorin bound on the squared frequencies of the coupled springs. Only the
  * springs enter; the dissipation is capped (above). Cost O(contacts + bodies) per step.
@@ -98,8 +99,6 @@ typedef struct cdPenalty {
   int nbody;
   double *scratch;     /* (nbody) per-body sums of the stable-step bound */
   int *ntouch;         /* (nbody) touching contacts on each body this substep (mass splitting) */
-  double *vprobe;      /* (nbody x 6) velocities for the probe's margin, m/s, rad/s */
-  cdContactSet probe;  /* the contacts at the start of the step, for the substep count */
 } cdPenalty;
 
 /* velocity of the material point p of body i, world; 0 for the ground */
@@ -220,10 +219,8 @@ double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, const cdCont
 static void penaltyFree(void *state) {
   cdPenalty *p = state;
   if (!p) return;
-  cd_contactSetFree(&p->probe);
   cd_free(p->scratch);
   cd_free(p->ntouch);
-  cd_free(p->vprobe);
   cd_free(p);
 }
 
@@ -243,11 +240,9 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
   p->forced_substeps = opt ? opt->substeps : 0;
   p->nbody = scene->nbody;
   size_t nb = (size_t)(scene->nbody > 0 ? scene->nbody : 1);
-  cd_contactSetInit(&p->probe);
   p->scratch = cd_calloc(nb, sizeof *p->scratch);
   p->ntouch = cd_calloc(nb, sizeof *p->ntouch);
-  p->vprobe = cd_calloc(6 * nb, sizeof *p->vprobe);
-  if (!p->scratch || !p->ntouch || !p->vprobe) {
+  if (!p->scratch || !p->ntouch) {
     penaltyFree(p);
     return CD_ERR_NOMEM;
   }
@@ -260,30 +255,11 @@ static const char *penaltySolverName(const void *state) {
   return "explicit";
 }
 
-/* the probe: the contacts of the present poses within the margin of the step, at speeds
- * |v| + |g| dt, with the carried state. On an allocation failure the contacts of the last
- * substep stand in (the step's own collision will report the failure). */
-static const cdContactSet *probeContacts(cdPenalty *p, const cdScene *scene, const cdWorld *w, double dt) {
-  double gdt = cd_v3norm(scene->gravity) * dt;
-  for (int i = 0; i < w->nbody; i++) {
-    double *v = &p->vprobe[6 * i];
-    memcpy(v, &w->v[6 * i], 6 * sizeof *v);
-    double s = cd_v3norm(v);
-    if (s > 0)
-      cd_v3scale(v, v, (s + gdt) / s);
-    else
-      v[0] = gdt;
-  }
-  if (cd_collide(w->collider, scene, w->x, w->R, p->vprobe, dt, &p->probe) != CD_OK) return &w->contacts;
-  cd_contactSetCarry(&p->probe, &w->contacts);
-  return &p->probe;
-}
-
-static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *world, double dt) {
+static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *world, const cdContactSet *contacts,
+                           double dt) {
   cdPenalty *p = state;
   if (p->forced_substeps > 0) return p->forced_substeps;
-  const cdContactSet *cs = world->collider ? probeContacts(p, scene, world, dt) : &world->contacts;
-  double h = cd_penaltyStableStep(scene, world, cs, dt, p->scratch);
+  double h = cd_penaltyStableStep(scene, world, contacts, dt, p->scratch);
   if (!(h > 0)) return CD_PENALTY_MAX_SUBSTEPS;
   double n = ceil(dt / h);
   if (n < 1) return 1;
@@ -295,18 +271,18 @@ static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *wor
  * seen over the step's substeps (m): the penalty model's departure from non-penetration.
  * The law's forces go through cd_penaltyLimitForce with the mass-split inverse masses
  * (opening comment), counted over the contacts that touch in this substep. */
-static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, double h, cdSolveStats *stats) {
+static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdContactSet *cs, const int *live,
+                         int nlive, double h, cdSolveStats *stats) {
   cdPenalty *p = state;
-  cdContactSet *cs = &world->contacts;
   memset(p->ntouch, 0, (size_t)p->nbody * sizeof *p->ntouch);
-  for (int i = 0; i < cs->ncon; i++) {
-    const cdContact *c = &cs->con[i];
+  for (int k = 0; k < nlive; k++) {
+    const cdContact *c = &cs->con[live[k]];
     if (!(c->gap < 0)) continue;
     for (int s = 0; s < 2; s++)
       if (c->body[s] >= 0) p->ntouch[c->body[s]]++;
   }
-  for (int i = 0; i < cs->ncon; i++) {
-    cdContact *c = &cs->con[i];
+  for (int k = 0; k < nlive; k++) {
+    cdContact *c = &cs->con[live[k]];
     cdMaterial m;
     cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
     double vrel[3], vt[3];

@@ -3,15 +3,17 @@
  * Impulse backends (lcp, ccp), the velocity-impulse scheme of seeds 000/001:
  *   collide -> carry warm starts by key -> free velocity v_f -> problem (J, G, g)
  *   -> backend solves for lambda -> v+ = v_f + M^-1 J^T lambda -> x+ = x + dt v+.
- * Force backends (penalty), each of n substeps of h = dt / n:
- *   collide -> carry per-contact state by key -> contact forces -> v += h M^-1 f
- *   -> x += h v.
+ * Force backends (penalty): collide once with the margin of the whole step (a Verlet list),
+ * then each of n substeps of h = dt / n:
+ *   narrow phase of the listed pairs -> carry per-contact state by key -> contact forces
+ *   -> v += h M^-1 f -> x += h v.
  * Both are semi-implicit (symplectic) Euler with the exact rotation of each quaternion
  * by its angular velocity (vec3.h cd_quatIntegrate).
  */
 #include <string.h>
 
 #include "alloc.h"
+#include "contact_cache.h"
 #include "problem_build.h"
 #include "vec3.h"
 #include "world.h"
@@ -96,33 +98,51 @@ static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, vo
   return CD_OK;
 }
 
+/* the force models' step. The contacts are collided once, at the step's start, with the
+ * margin of the whole step (a Verlet list, contact_cache.h); each substep updates the
+ * listed pairs by the narrow phase. w->contacts becomes the step's record (every contact the
+ * step had, with its impulse over all its substeps), w->previous the record before. */
 static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt,
                      cdSolveStats *stats) {
-  int n = be->substeps(bs, scene, w, dt);
+  cdContactCache *k = cd_colliderCache(w->collider, scene);
+  if (!k) return CD_ERR_NOMEM;
+  cdContactSet tmp = w->previous;
+  w->previous = w->contacts;
+  w->contacts = tmp;
+  int st = cd_contactCacheBegin(k, w->collider, scene, w, dt, &w->contacts, &w->previous);
+  if (st) return st;
+  int n = be->substeps(bs, scene, w, &w->contacts, dt);
   if (n < 1) n = 1;
+  /* the work of the step (world.h), before any is done: from the larger of the step's
+   * candidate contacts and the last step's */
+  int nc = w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon;
+  double per = CD_WORLD_FORCE_WORK_SUBSTEP + CD_WORLD_FORCE_WORK_BODY * w->nbody + (double)nc;
+  if ((double)n * per > CD_WORLD_MAX_FORCE_WORK) return CD_ERR_LIMIT;
   double h = dt / n;
   for (int s = 0; s < n; s++) {
-    int st = collide(scene, w, h);
-    if (st) return st;
-    /* the work of the step (world.h), before any is done: from the larger of the last
-     * step's contacts (the ones the substep count came from) and the present ones (the
-     * bodies may have flown apart, or closed, since) */
-    if (s == 0) {
-      int nc = w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon;
-      double per = CD_WORLD_FORCE_WORK_SUBSTEP + CD_WORLD_FORCE_WORK_BODY * w->nbody + (double)nc;
-      if ((double)n * per > CD_WORLD_MAX_FORCE_WORK) return CD_ERR_LIMIT;
-    }
-    /* lambda holds the impulse of this step: carried across substeps, zeroed at the first */
-    if (s == 0)
-      for (int i = 0; i < w->contacts.ncon; i++) memset(w->contacts.con[i].lambda, 0, 3 * sizeof(double));
+    const int *live;
+    int nlive;
+    if ((st = cd_contactCacheSubstep(k, w->collider, scene, w, h, (n - s) * h, &w->contacts, &live, &nlive)))
+      return st;
     memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
-    if ((st = be->forces(bs, scene, w, h, stats))) return st;
+    if ((st = be->forces(bs, scene, w, &w->contacts, live, nlive, h, stats))) return st;
     integrateForces(scene, w, h);
-    postVelocities(w);
+    if (s == n - 1) {
+      cd_contactCacheEnd(k, &w->contacts);
+      postVelocities(w);
+    }
     integratePositions(scene, w, h);
   }
   stats->substeps = n;
   return CD_OK;
+}
+
+int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt) {
+  cdContactCache *k = cd_colliderCache(w->collider, scene);
+  const cdContactSet *probe = k ? cd_contactCacheProbe(k, w->collider, scene, w, dt) : NULL;
+  if (!probe) return -1;
+  int n = be->substeps(bs, scene, w, probe, dt);
+  return n < 1 ? 1 : n;
 }
 
 int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,

@@ -71,6 +71,10 @@ void cd_worldFree(cdWorld *w);
 int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,
                  cdSolveStats *stats);
 
+/* force models: the substeps the next cd_worldStep would take (>= 1), or -1 when memory
+ * runs out; changes nothing the step depends on */
+int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt);
+
 /* refactors M (and M^-1) from the current rotations */
 int cd_worldFactorMass(const cdScene *scene, cdWorld *w);
 /* recomputes body i's inverse world inertia from its rotation */

@@ -48,7 +48,7 @@ static void runModel(const cdScene *scene, const cdBackend *be, const cdBackendO
   if (!w) fail("cd_worldMake failed without an injected allocation failure", label);
   for (long k = 0; k < scene->nstep; k++) {
     void *use = bs;
-    if (capped && be->substeps(bs, scene, w, scene->dt) > FUZZ_MAX_SUBSTEPS) use = capped;
+    if (capped && cd_worldForceSubsteps(scene, w, be, bs, scene->dt) > FUZZ_MAX_SUBSTEPS) use = capped;
     cdSolveStats stats;
     st = cd_worldStep(scene, w, be, use, scene->dt, &stats);
     if (st == CD_ERR_NUMERIC || st == CD_ERR_LIMIT) break;
