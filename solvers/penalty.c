@@ -94,12 +94,31 @@
 #include "vec3.h"
 #include "world.h"
 
+/* the mixed materials of every pair of the scene's materials are kept up to this many
+ * materials (160 kB); beyond, a contact mixes its pair's each time */
+#define PENALTY_MIX_TABLE_MAX 32
+
 typedef struct cdPenalty {
   int forced_substeps; /* the --substeps option, 0: automatic */
   int nbody;
-  double *scratch;     /* (nbody) per-body sums of the stable-step bound */
+  double *scratch;     /* (scratch_cap) the stable-step bound's sums: nbody + 2 ncon */
+  size_t scratch_cap;
   int *ntouch;         /* (nbody) touching contacts on each body this substep (mass splitting) */
+  cdMaterial *mix;     /* (nmaterial x nmaterial) cd_materialMix of materials a, b; NULL beyond
+                          PENALTY_MIX_TABLE_MAX materials */
 } cdPenalty;
+
+/* the material acting at a contact of bodies a and b (-1: the ground): the table's, or
+ * mixed into *tmp */
+static const cdMaterial *contactMaterial(const cdPenalty *p, const cdScene *scene, int a, int b, cdMaterial *tmp) {
+  if (!p->mix) {
+    cd_sceneContactMaterial(scene, a, b, tmp);
+    return tmp;
+  }
+  int ma = a < 0 ? scene->ground_material : scene->body[a].material;
+  int mb = b < 0 ? scene->ground_material : scene->body[b].material;
+  return &p->mix[ma * scene->nmaterial + mb];
+}
 
 /* velocity of the material point p of body i, world; 0 for the ground */
 static void pointVelocity(const cdWorld *w, int i, const double p[3], double out[3]) {
@@ -191,8 +210,8 @@ static void linearizeContact(const cdScene *scene, const cdWorld *w, const cdCon
  * which is k_i (w_ia + w_ib) for a lone contact. */
 double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, const cdContactSet *cs, double dt,
                             double *scratch) {
-  double *Sk = scratch;
-  memset(scratch, 0, (size_t)w->nbody * sizeof *scratch);
+  double *Sk = scratch, *root = scratch + w->nbody; /* root[2 i + s] = sqrt(k_i w_is) */
+  memset(Sk, 0, (size_t)w->nbody * sizeof *Sk);
   double omega_max = 0;
   for (int i = 0; i < cs->ncon; i++) {
     const cdContact *c = &cs->con[i];
@@ -200,17 +219,17 @@ double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, const cdCont
     linearizeContact(scene, w, c, dt, &L);
     double omega = sqrt(L.k * (L.wn[0] + L.wn[1]));
     if (omega > omega_max) omega_max = omega;
-    for (int s = 0; s < 2; s++)
-      if (c->body[s] >= 0) Sk[c->body[s]] += sqrt(L.k * L.wn[s]);
+    for (int s = 0; s < 2; s++) {
+      root[2 * i + s] = c->body[s] >= 0 ? sqrt(L.k * L.wn[s]) : 0;
+      if (c->body[s] >= 0) Sk[c->body[s]] += root[2 * i + s];
+    }
   }
   double omega2 = 0;
   for (int i = 0; i < cs->ncon; i++) {
     const cdContact *c = &cs->con[i];
-    cdPenaltyLin L;
-    linearizeContact(scene, w, c, dt, &L);
     double rk = 0;
     for (int s = 0; s < 2; s++)
-      if (c->body[s] >= 0) rk += sqrt(L.k * L.wn[s]) * Sk[c->body[s]];
+      if (c->body[s] >= 0) rk += root[2 * i + s] * Sk[c->body[s]];
     if (rk > omega2) omega2 = rk;
   }
   return cd_penaltyStepLimit(omega_max, omega2);
@@ -221,6 +240,7 @@ static void penaltyFree(void *state) {
   if (!p) return;
   cd_free(p->scratch);
   cd_free(p->ntouch);
+  cd_free(p->mix);
   cd_free(p);
 }
 
@@ -240,12 +260,15 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
   p->forced_substeps = opt ? opt->substeps : 0;
   p->nbody = scene->nbody;
   size_t nb = (size_t)(scene->nbody > 0 ? scene->nbody : 1);
-  p->scratch = cd_calloc(nb, sizeof *p->scratch);
   p->ntouch = cd_calloc(nb, sizeof *p->ntouch);
-  if (!p->scratch || !p->ntouch) {
+  int nm = scene->nmaterial;
+  if (nm <= PENALTY_MIX_TABLE_MAX) p->mix = cd_calloc((size_t)(nm > 0 ? nm * nm : 1), sizeof *p->mix);
+  if (!p->ntouch || (nm <= PENALTY_MIX_TABLE_MAX && !p->mix)) {
     penaltyFree(p);
     return CD_ERR_NOMEM;
   }
+  for (int a = 0; a < nm && p->mix; a++)
+    for (int b = 0; b < nm; b++) cd_materialMix(&scene->material[a], &scene->material[b], &p->mix[a * nm + b]);
   *state = p;
   return CD_OK;
 }
@@ -259,6 +282,13 @@ static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *wor
                            double dt) {
   cdPenalty *p = state;
   if (p->forced_substeps > 0) return p->forced_substeps;
+  size_t need = (size_t)world->nbody + 2 * (size_t)contacts->ncon;
+  if (need > p->scratch_cap) {
+    double *sc = cd_realloc(p->scratch, need * sizeof *sc);
+    if (!sc) return CD_ERR_NOMEM;
+    p->scratch = sc;
+    p->scratch_cap = need;
+  }
   double h = cd_penaltyStableStep(scene, world, contacts, dt, p->scratch);
   if (!(h > 0)) return CD_PENALTY_MAX_SUBSTEPS;
   double n = ceil(dt / h);
@@ -283,14 +313,14 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
   }
   for (int k = 0; k < nlive; k++) {
     cdContact *c = &cs->con[live[k]];
-    cdMaterial m;
-    cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
+    cdMaterial tmp;
+    const cdMaterial *m = contactMaterial(p, scene, c->body[0], c->body[1], &tmp);
     double vrel[3], vt[3];
     cd_penaltyRelativeVelocity(world, c, vrel);
     double vn = cd_v3dot(vrel, c->normal);
     cd_v3addScaled(vt, vrel, c->normal, -vn);
     cdPenaltyForce f;
-    cd_penaltyContactForce(&m, c->gap, vn, vt, c->fresh, c->state, &f);
+    cd_penaltyContactForce(m, c->gap, vn, vt, c->fresh, c->state, &f);
     if (!f.touching) continue;
     double wn = 0, wt = 0;
     for (int s = 0; s < 2; s++) {
@@ -299,7 +329,7 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
       wn += p->ntouch[b] * cd_penaltyInverseMass(scene, world, b, c->point, c->normal);
       wt += p->ntouch[b] * tangentInverseMass(scene, world, b, c->point, c->t1, c->t2);
     }
-    cd_penaltyLimitForce(&m, h, wn, wt, vn, vt, &f);
+    cd_penaltyLimitForce(m, h, wn, wt, vn, vt, &f);
     double F[3], Fa[3];
     cd_v3addScaled(F, f.ft, c->normal, f.fn);
     cd_v3scale(Fa, F, -1);

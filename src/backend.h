@@ -57,9 +57,9 @@ typedef struct cdBackend {
   /* impulse: solve p for p->lambda (warm start in it); may also fill each contact's beta
    * and the set's alpha rows. contacts->con[i] is the contact of block i. */
   int (*solve)(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats);
-  /* force: the number of substeps for a step of dt (>= 1), from contacts: those the step
-   * starts from, at the present poses within the margin of the whole step (its Verlet list,
-   * contact_cache.h), with the carried state */
+  /* force: the number of substeps for a step of dt (>= 1; or CD_ERR_NOMEM), from contacts:
+   * those the step starts from, at the present poses within the margin of the whole step
+   * (its Verlet list, contact_cache.h), with the carried state */
   int (*substeps)(void *state, const cdScene *scene, const struct cdWorld *world, const cdContactSet *contacts,
                   double dt);
   /* force: for the substep's contacts contacts->con[live[k]], k < nlive (their present

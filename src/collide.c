@@ -126,7 +126,7 @@ static int pairReserve(cdPairList *p, int n) {
   return CD_OK;
 }
 
-static int pairPush(cdPairList *p, int a, int b) {
+int cd_pairListPush(cdPairList *p, int a, int b) {
   if (pairReserve(p, p->n + 1)) return CD_ERR_NOMEM;
   p->ab[2 * p->n] = a;
   p->ab[2 * p->n + 1] = b;
@@ -138,6 +138,19 @@ static int pairCompare(const void *x, const void *y) {
   const int *p = x, *q = y;
   if (p[0] != q[0]) return p[0] < q[0] ? -1 : 1;
   return p[1] < q[1] ? -1 : p[1] > q[1];
+}
+
+void cd_pairListSort(cdPairList *p) {
+  if (p->n < 2) return;
+  qsort(p->ab, (size_t)p->n, 2 * sizeof *p->ab, pairCompare);
+  int n = 1;
+  for (int q = 1; q < p->n; q++) {
+    if (pairCompare(&p->ab[2 * q], &p->ab[2 * n - 2]) == 0) continue;
+    p->ab[2 * n] = p->ab[2 * q];
+    p->ab[2 * n + 1] = p->ab[2 * q + 1];
+    n++;
+  }
+  p->n = n;
 }
 
 int cd_pairListMerge(cdPairList *into, const cdPairList *add) {
@@ -190,7 +203,7 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
     if (rc) return rc;
     /* a hollow pair that gave no contact is listed here; the others come from out below */
     if (pairs && out->ncon == before && (scene->body[ia].hollow || scene->body[ib].hollow) &&
-        (rc = pairPush(pairs, ia, ib)))
+        (rc = cd_pairListPush(pairs, ia, ib)))
       return rc;
   }
 
@@ -208,9 +221,9 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
     for (int i = 0; i < out->ncon; i++) {
       const cdContact *k = &out->con[i];
       if (i > 0 && k->body[0] == out->con[i - 1].body[0] && k->body[1] == out->con[i - 1].body[1]) continue;
-      if ((rc = pairPush(pairs, k->body[0], k->body[1]))) return rc;
+      if ((rc = cd_pairListPush(pairs, k->body[0], k->body[1]))) return rc;
     }
-    if (nhollow > 0) qsort(pairs->ab, (size_t)pairs->n, 2 * sizeof *pairs->ab, pairCompare);
+    if (nhollow > 0) cd_pairListSort(pairs);
   }
   return CD_OK;
 }

@@ -35,6 +35,11 @@ typedef struct cdPairList {
   int *ab; /* (cap x 2) a, b */
 } cdPairList;
 
+/* appends (a, b) to p; CD_OK or CD_ERR_NOMEM */
+int cd_pairListPush(cdPairList *p, int a, int b);
+/* sorts p by (a, b), each pair once */
+void cd_pairListSort(cdPairList *p);
+
 /* into <- the union of into and add, both sorted by (a, b): sorted, each pair once.
  * CD_OK or CD_ERR_NOMEM (into unchanged) */
 int cd_pairListMerge(cdPairList *into, const cdPairList *add);

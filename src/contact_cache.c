@@ -10,6 +10,10 @@
 #include "vec3.h"
 #include "world.h"
 
+/* the most bodies that outrun the list at one substep that get their pairs anew one by one
+ * (each against every body: O(nbody) each); more get a full collision */
+#define CACHE_LOCAL_MAX 32
+
 /* bits of a record contact's flag */
 enum {
   CACHE_NOW = 1,  /* present in the latest substep (after cd_contactCacheEnd: the last one) */
@@ -29,6 +33,9 @@ struct cdContactCache {
   double *cover;        /* (nbody) T U_i: how far body i may move while the list holds, m */
   double *moved;        /* (nbody) D_i: how far it has moved since the list was made, m */
   double *vlist;        /* (nbody x 6) the velocities of the list's margin, m/s, rad/s */
+  double *radius;       /* (nbody) cd_bodyBoundingRadius, m */
+  int *outran;          /* (nbody) the bodies beyond their cover at this substep */
+  unsigned char *is_out; /* (nbody) 1 for those */
   double h;             /* the substep of the last cd_contactCacheSubstep, s */
   int listed;           /* 1 while no substep has moved the bodies since the list was made */
   long recollisions;
@@ -55,6 +62,9 @@ void cd_contactCacheFree(cdContactCache *k) {
   cd_free(k->cover);
   cd_free(k->moved);
   cd_free(k->vlist);
+  cd_free(k->radius);
+  cd_free(k->outran);
+  cd_free(k->is_out);
   cd_free(k->gap0);
   cd_free(k->flag);
   cd_free(k->flag_old);
@@ -77,11 +87,17 @@ cdContactCache *cd_contactCacheMake(const cdScene *scene) {
   k->cover = cd_calloc(nb, sizeof *k->cover);
   k->moved = cd_calloc(nb, sizeof *k->moved);
   k->vlist = cd_calloc(6 * nb, sizeof *k->vlist);
-  if (!k->size || !k->speed || !k->cover || !k->moved || !k->vlist) {
+  k->radius = cd_calloc(nb, sizeof *k->radius);
+  k->outran = cd_calloc(nb, sizeof *k->outran);
+  k->is_out = cd_calloc(nb, sizeof *k->is_out);
+  if (!k->size || !k->speed || !k->cover || !k->moved || !k->vlist || !k->radius || !k->outran || !k->is_out) {
     cd_contactCacheFree(k);
     return NULL;
   }
-  for (int i = 0; i < scene->nbody; i++) k->size[i] = cd_bodySizeScale(&scene->body[i]);
+  for (int i = 0; i < scene->nbody; i++) {
+    k->size[i] = cd_bodySizeScale(&scene->body[i]);
+    k->radius[i] = cd_bodyBoundingRadius(&scene->body[i]);
+  }
   return k;
 }
 
@@ -132,18 +148,20 @@ static int findRanges(cdContactCache *k, const cdContactSet *rec) {
 
 /* a full collision at the state of w over the time T into out, its pairs into pairs: the
  * margin of the whole of T at speeds |v| + |g| T (a body at rest: |g| T along x) */
+static void listVelocity(cdContactCache *k, const cdWorld *w, int i, double gT) {
+  double *v = &k->vlist[6 * i];
+  memcpy(v, &w->v[6 * i], 6 * sizeof *v);
+  double s = cd_v3norm(v);
+  if (s > 0)
+    cd_v3scale(v, v, (s + gT) / s);
+  else
+    v[0] = gT;
+}
+
 static int listCollide(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double T,
                        cdContactSet *out, cdPairList *pairs) {
   double gT = cd_v3norm(scene->gravity) * T;
-  for (int i = 0; i < w->nbody; i++) {
-    double *v = &k->vlist[6 * i];
-    memcpy(v, &w->v[6 * i], 6 * sizeof *v);
-    double s = cd_v3norm(v);
-    if (s > 0)
-      cd_v3scale(v, v, (s + gT) / s);
-    else
-      v[0] = gT;
-  }
+  for (int i = 0; i < w->nbody; i++) listVelocity(k, w, i, gT);
   return cd_collideList(c, scene, w->x, w->R, k->vlist, T, out, pairs);
 }
 
@@ -224,19 +242,11 @@ static int mergeIntoRecord(cdContactCache *k, cdContactSet *rec, const cdContact
   return CD_OK;
 }
 
-/* a full collision over the rest of the step: its pairs join the list, its keys the record */
-static int recollide(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double remaining,
-                     cdContactSet *rec) {
-  int st = listCollide(k, c, scene, w, remaining, &k->scratch, &k->more);
-  if (st) return st;
-  startCover(k, scene, remaining);
-  k->listed = 0; /* this substep's motion counts at the next */
-  k->recollisions++;
-  /* the pairs: the union of both lists */
-  if ((st = cd_pairListMerge(&k->pairs, &k->more))) return st;
-  /* the keys: those of the collision the record lacks, present in no substep yet */
+/* the keys of the collision in k->scratch (sorted) that rec lacks join it, present in no
+ * substep yet; then the pair ranges */
+static int addKeys(cdContactCache *k, cdContactSet *rec) {
   cd_contactSetClear(&k->extra);
-  int j = 0;
+  int j = 0, st;
   for (int i = 0; i < k->scratch.ncon; i++) {
     const cdContact *s = &k->scratch.con[i];
     while (j < rec->ncon && cd_contactKeyCompare(&rec->con[j], s) < 0) j++;
@@ -248,6 +258,67 @@ static int recollide(cdContactCache *k, cdCollider *c, const cdScene *scene, con
   }
   if (k->extra.ncon > 0 && (st = mergeIntoRecord(k, rec, &k->extra, 0))) return st;
   return findRanges(k, rec);
+}
+
+/* a full collision over the rest of the step T: its pairs join the list, its keys the
+ * record, and every body's cover starts again */
+static int recollide(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double T,
+                     cdContactSet *rec) {
+  int st = listCollide(k, c, scene, w, T, &k->scratch, &k->more);
+  if (st) return st;
+  startCover(k, scene, T);
+  if ((st = cd_pairListMerge(&k->pairs, &k->more))) return st;
+  return addKeys(k, rec);
+}
+
+/* The bodies k->outran[0 .. nout - 1] outran the list: their pairs anew over the rest of the
+ * step T, against every other body and the ground. An outrunner's cover starts again (T U_i,
+ * U_i at speed |v_i| + |g| T); every other body j keeps its own, and may still move
+ * cover_j - moved_j. A pair (i, j) is listed when the narrow phase at the margin
+ * 1e-3 s + T U_i + (cover_j - moved_j) gives a contact (or it has a hollow sphere); the
+ * bounding spheres rule out the others first (they are at least as far apart). An unlisted
+ * pair is then farther apart than that margin, which the per-body check keeps above the
+ * substep's: the guarantee of contact_cache.h, pair by pair. */
+static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorld *w, double T, int nout,
+                           cdContactSet *rec) {
+  double gT = cd_v3norm(scene->gravity) * T;
+  for (int q = 0; q < nout; q++) {
+    int i = k->outran[q];
+    listVelocity(k, w, i, gT);
+    k->cover[i] = T * cd_bodySpeedBound(&scene->body[i], &k->vlist[6 * i]);
+    k->moved[i] = 0;
+    k->is_out[i] = 1;
+  }
+  cd_contactSetClear(&k->scratch);
+  k->more.n = 0;
+  int st = CD_OK;
+  for (int q = 0; q < nout && !st; q++) {
+    int i = k->outran[q];
+    const cdBodyDef *B = &scene->body[i];
+    for (int j = 0; j < k->nbody && !st; j++) {
+      if (j == i || (k->is_out[j] && j < i)) continue; /* an outrunner pair once */
+      const cdBodyDef *J = &scene->body[j];
+      double s = k->size[i] < k->size[j] ? k->size[i] : k->size[j];
+      double margin = cd_collideMargin((k->cover[i] + k->cover[j] - k->moved[j]) / T, T, s);
+      double d[3];
+      cd_v3sub(d, &w->x[3 * j], &w->x[3 * i]);
+      if (!(cd_v3norm(d) - k->radius[i] - k->radius[j] <= margin)) continue;
+      int a = i < j ? i : j, b = i < j ? j : i, before = k->scratch.ncon;
+      if ((st = cd_collidePair(scene, a, b, w->x, w->R, margin, &k->scratch))) break;
+      if (k->scratch.ncon > before || B->hollow || J->hollow) st = cd_pairListPush(&k->more, a, b);
+    }
+    if (!st && scene->has_ground && !B->fixed) {
+      int before = k->scratch.ncon;
+      st = cd_collidePair(scene, -1, i, w->x, w->R, cd_collideMargin(k->cover[i] / T, T, k->size[i]), &k->scratch);
+      if (!st && k->scratch.ncon > before) st = cd_pairListPush(&k->more, -1, i);
+    }
+  }
+  for (int q = 0; q < nout; q++) k->is_out[k->outran[q]] = 0;
+  if (st) return st;
+  cd_pairListSort(&k->more);
+  cd_contactSetSort(&k->scratch);
+  if ((st = cd_pairListMerge(&k->pairs, &k->more))) return st;
+  return addKeys(k, rec);
 }
 
 /* r takes the geometry of s (the same key, now); the impulse summed so far is carried into
@@ -272,18 +343,24 @@ static void updateContact(cdContact *r, const cdContact *s) {
 
 int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double h,
                            double remaining, cdContactSet *rec, const int **live, int *nlive) {
-  /* the guarantee (contact_cache.h): every body within what the list covers */
-  int outran = 0;
+  /* the guarantee (contact_cache.h): every body within what the list covers; a few bodies
+   * beyond it get their own pairs anew, many a full collision */
+  int nout = 0;
   for (int i = 0; i < k->nbody; i++) {
     double u = cd_bodySpeedBound(&scene->body[i], &w->v[6 * i]);
     k->speed[i] = u;
     if (!k->listed) k->moved[i] += k->h * u;
-    if (k->moved[i] + h * u > k->cover[i]) outran = 1;
+    if (k->moved[i] + h * u > k->cover[i]) k->outran[nout++] = i;
+  }
+  int st;
+  if (nout > 0) {
+    k->recollisions++;
+    st = nout > CACHE_LOCAL_MAX ? recollide(k, c, scene, w, remaining, rec)
+                                : recollideBodies(k, scene, w, remaining, nout, rec);
+    if (st) return st;
   }
   k->h = h;
-  k->listed = 0;
-  int st;
-  if (outran && (st = recollide(k, c, scene, w, remaining, rec))) return st;
+  k->listed = 0; /* this substep's motion counts at the next */
 
   /* the narrow phase of each listed pair at the margin of the substep */
   cd_contactSetClear(&k->extra);

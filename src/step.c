@@ -18,29 +18,39 @@
 #include "vec3.h"
 #include "world.h"
 
-/* positions and orientations forward by h at the current velocities */
+/* a body whose principal moments are equal: its world inertia I R R^T = I does not turn
+ * (world.c keeps M so too) */
+static int isotropic(const cdBodyDef *b) { return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2]; }
+
+/* positions and orientations forward by h at the current velocities; the inverse world
+ * inertia (w->Iinv, read by the force models) follows the rotation unless it is isotropic */
 static void integratePositions(const cdScene *scene, cdWorld *w, double h) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     cd_v3addScaled(&w->x[3 * i], &w->x[3 * i], &w->v[6 * i], h);
     cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
     cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
-    cd_worldUpdateInertia(scene, w, i);
+    if (!isotropic(&scene->body[i])) cd_worldUpdateInertia(scene, w, i);
   }
 }
 
-/* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal) */
+/* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal); an
+ * isotropic body has no gyroscopic torque (w x I w = I w x w = 0) */
 static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     const cdBodyDef *b = &scene->body[i];
     double *v = &w->v[6 * i], *om = &w->v[6 * i + 3], *f = &w->force[6 * i];
-    double Iw[9], Io[3], tq[3], dw[3];
+    double tq[3], dw[3];
     for (int e = 0; e < 3; e++) v[e] += h * (scene->gravity[e] + f[e] / b->mass);
-    cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
-    cd_m3mulv(Io, Iw, om);
-    cd_v3cross(tq, om, Io);
-    cd_v3sub(tq, &f[3], tq);
+    cd_v3copy(tq, &f[3]);
+    if (!isotropic(b)) {
+      double Iw[9], Io[3], gyro[3];
+      cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
+      cd_m3mulv(Io, Iw, om);
+      cd_v3cross(gyro, om, Io);
+      cd_v3sub(tq, tq, gyro);
+    }
     cd_m3mulv(dw, &w->Iinv[9 * (size_t)i], tq);
     cd_v3addScaled(om, om, dw, h);
   }
@@ -112,6 +122,7 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
   int st = cd_contactCacheBegin(k, w->collider, scene, w, dt, &w->contacts, &w->previous);
   if (st) return st;
   int n = be->substeps(bs, scene, w, &w->contacts, dt);
+  if (n == CD_ERR_NOMEM) return n;
   if (n < 1) n = 1;
   /* the work of the step (world.h), before any is done: from the larger of the step's
    * candidate contacts and the last step's */
@@ -142,6 +153,7 @@ int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *be,
   const cdContactSet *probe = k ? cd_contactCacheProbe(k, w->collider, scene, w, dt) : NULL;
   if (!probe) return -1;
   int n = be->substeps(bs, scene, w, probe, dt);
+  if (n == CD_ERR_NOMEM) return -1;
   return n < 1 ? 1 : n;
 }
 
