@@ -47,6 +47,9 @@
  *   /solver/residual               f64 [F]      the backend's complementarity residual
  *   /solver/converged              u8  [F]      1 when the stopping rule was met
  *   /solver/substeps               i32 [F]      force backends: substeps of the step
+ *   /solver/factorizations         i32 [F]      sparse factorizations of the step (work not
+ *                                                counted as iterations; cdSolveStats)
+ *   /solver/products               i32 [F]      operator products not counted as iterations
  *   /solver/warn_cholmod           i64 [F]      cumulative counters of numerical trouble
  *   /solver/warn_nonconverged      i64 [F]        up to this frame (cdWorld.warn_*): they
  *   /solver/warn_fallback          i64 [F]        also count the steps between frames
@@ -128,6 +131,8 @@ enum {
   COL_RESIDUAL,
   COL_CONVERGED,
   COL_SUBSTEPS,
+  COL_FACTORIZATIONS,
+  COL_PRODUCTS,
   COL_WARN_CHOLMOD,
   COL_WARN_NONCONVERGED,
   COL_WARN_FALLBACK,
@@ -450,6 +455,8 @@ static void columns_define(cdRecorder *r) {
   col_define(&c[COL_RESIDUAL], "/solver/residual", d, f64, 1, 0, 0);
   col_define(&c[COL_CONVERGED], "/solver/converged", H5T_NATIVE_UINT8, H5T_STD_U8LE, 1, 0, 0);
   col_define(&c[COL_SUBSTEPS], "/solver/substeps", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
+  col_define(&c[COL_FACTORIZATIONS], "/solver/factorizations", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
+  col_define(&c[COL_PRODUCTS], "/solver/products", H5T_NATIVE_INT32, H5T_STD_I32LE, 1, 0, 0);
   col_define(&c[COL_WARN_CHOLMOD], "/solver/warn_cholmod", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
   col_define(&c[COL_WARN_NONCONVERGED], "/solver/warn_nonconverged", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
   col_define(&c[COL_WARN_FALLBACK], "/solver/warn_fallback", H5T_NATIVE_INT64, H5T_STD_I64LE, 1, 0, 0);
@@ -633,12 +640,14 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
     memcpy(&vel[3 * i], &world->v[6 * i], 3 * sizeof(double));
     memcpy(&ang[3 * i], &world->v[6 * i + 3], 3 * sizeof(double));
   }
-  cdSolveStats none = {0, 0.0, 1, 0, 0};
+  cdSolveStats none = {.converged = 1};
   const cdSolveStats *st = stats && r->nframe > 0 ? stats : &none;
   *(int32_t *)col_push(&c[COL_ITERATIONS]) = st->iterations;
   *(double *)col_push(&c[COL_RESIDUAL]) = st->residual;
   *(uint8_t *)col_push(&c[COL_CONVERGED]) = st->converged ? 1 : 0;
   *(int32_t *)col_push(&c[COL_SUBSTEPS]) = st->substeps;
+  *(int32_t *)col_push(&c[COL_FACTORIZATIONS]) = st->factorizations;
+  *(int32_t *)col_push(&c[COL_PRODUCTS]) = st->products;
   *(int64_t *)col_push(&c[COL_WARN_CHOLMOD]) = world->warn_cholmod;
   *(int64_t *)col_push(&c[COL_WARN_NONCONVERGED]) = world->warn_nonconverged;
   *(int64_t *)col_push(&c[COL_WARN_FALLBACK]) = world->warn_fallback;
@@ -710,7 +719,11 @@ int cd_recorderWriteSummary(cdRecorder *r, const cdSummary *s) {
                {"residual_max", s->residual_max},
                {"penetration_max", s->penetration_max},
                {"lift_max", s->lift_max},
-               {"kinetic_energy_final", s->kinetic_energy_final}};
+               {"kinetic_energy_final", s->kinetic_energy_final},
+               {"time_collide", s->time_collide},
+               {"time_build", s->time_build},
+               {"time_solve", s->time_solve},
+               {"time_record", s->time_record}};
   int rc = 0;
   for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++) {
     int64_t v = ints[i].v;

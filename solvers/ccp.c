@@ -76,6 +76,7 @@ static const char *ccpSolverName(const void *state) { return ccpNames[((const cc
 static int ccpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   (void)contacts; /* the impulses go back through p->lambda; the core copies them */
   ccpState *st = state;
+  if (cd_contactProblemDelassus(p)) return CD_ERR_NOMEM;
   switch (st->solver) {
   case CCP_PGS: return cd_ccpPgsSolve(p, &st->par, stats);
   case CCP_PRIMAL: return cd_ccpPrimalSolve(p, &st->par, &st->cc, stats);

@@ -41,29 +41,26 @@ void cd_coneProjectDual(double mu, const double x[3], double y[3]) {
 
 static double norm3(const double a[3]) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
 
-double cd_coneScale(const cdContactProblem *p) {
-  double m = 0.0;
-  for (int k = 0; k < 3 * p->ncon; k++) m = fmax(m, fabs(p->g[k]));
-  return 1.0 + m;
-}
-
 double cd_coneResidual(const cdContactProblem *p, const double *lambda, const double *cbar, cdConeResidual *parts) {
-  cdConeResidual r = {0, 0, 0, 0, cd_coneScale(p), 0};
+  cdConeResidual r = {0, 0, 0, 0, cd_contactProblemVelocityScale(p), 0};
   int finite = 1;
   for (int i = 0; i < p->ncon; i++) {
-    const double *l = &lambda[3 * i], *c = &cbar[3 * i];
-    double mu = p->mu[i], a[3], pa[3], d[3];
+    const double *c = &cbar[3 * i];
+    double mu = p->mu[i], w = 1.0 / cd_contactProblemMeff(p, i), a[3], pa[3], d[3];
+    double l[3] = {w * lambda[3 * i], w * lambda[3 * i + 1], w * lambda[3 * i + 2]};
     for (int k = 0; k < 3; k++) a[k] = l[k] - c[k];
     cd_coneProject(mu, a, pa);
     for (int k = 0; k < 3; k++) d[k] = l[k] - pa[k];
     r.natural = fmax(r.natural, norm3(d));
-    cd_coneProject(mu, l, pa);
-    for (int k = 0; k < 3; k++) d[k] = l[k] - pa[k];
-    r.cone = fmax(r.cone, norm3(d));
-    cd_coneProjectDual(mu, c, pa);
-    for (int k = 0; k < 3; k++) d[k] = c[k] - pa[k];
-    r.dual = fmax(r.dual, norm3(d));
-    r.comp = fmax(r.comp, fabs(l[0] * c[0] + l[1] * c[1] + l[2] * c[2]));
+    if (parts) {
+      cd_coneProject(mu, l, pa);
+      for (int k = 0; k < 3; k++) d[k] = l[k] - pa[k];
+      r.cone = fmax(r.cone, norm3(d));
+      cd_coneProjectDual(mu, c, pa);
+      for (int k = 0; k < 3; k++) d[k] = c[k] - pa[k];
+      r.dual = fmax(r.dual, norm3(d));
+      r.comp = fmax(r.comp, fabs(l[0] * c[0] + l[1] * c[1] + l[2] * c[2]));
+    }
     finite = finite && isfinite(l[0] + l[1] + l[2] + c[0] + c[1] + c[2]);
   }
   /* fmax drops NaN, so a non-finite iterate is caught here: it must never read as converged */

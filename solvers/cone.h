@@ -6,15 +6,14 @@
  * mu >= 0; mu = 0 makes K_0 the ray {l_T = 0, l_N >= 0} and K*_0 the half-space {y_N >= 0}.
  *
  * The CCP (seed 001): K ∋ lambda ⟂ c̄ = G lambda + g ∈ K*. Its residual, the same for every
- * CCP solver and the tests, is the natural map, per contact
- *     r_i = || lambda_i - Proj_K(lambda_i - c̄_i) ||,
- * which is zero exactly at a solution. stats.residual (cdConeResidual.value) is
- *     max_i r_i / (1 + ||g||_inf),
- * i.e. relative to the size of the free contact velocity: a problem with ||g|| = 100 m/s is
- * judged by the same number as one with ||g|| = 1 m/s, and a problem with g = 0 (solution 0)
- * by the absolute value. The natural map compares lambda (N s) with c̄ (m/s) through the unit
- * step of the map; for the unit-mass scale of the problems here both are velocities per unit
- * mass, which is why one tolerance serves both.
+ * CCP solver and the tests, is the natural map with each contact's impulse taken as a velocity
+ * through its effective normal mass (problem.h: meff_i, vscale), per contact
+ *     r_i = || l_i - Proj_K(l_i - c̄_i) ||,    l_i = lambda_i / meff_i   (m/s),
+ * which is zero exactly at a solution (Proj_K is positively homogeneous, so r_i meff_i is the
+ * natural map of lambda_i with the step meff_i). stats.residual (cdConeResidual.value) is
+ *     max_i r_i / vscale,   vscale = ||g||_inf,
+ * dimensionless: relative to the size of the free contact velocity, and unchanged when every
+ * mass of a scene is scaled (lambda and meff scale alike) or when the problem is.
  */
 #ifndef CD_CONE_H
 #define CD_CONE_H
@@ -26,13 +25,14 @@ void cd_coneProject(double mu, const double x[3], double y[3]);
 /* y = Proj_{K*_mu}(x) = x + Proj_{K_mu}(-x) (Moreau, K*° = -K); y may alias x */
 void cd_coneProjectDual(double mu, const double x[3], double y[3]);
 
-/* the CCP residual of an iterate and its parts, each a max over contacts */
+/* the CCP residual of an iterate and its parts, each a max over contacts, with the impulses
+ * as velocities l_i = lambda_i / meff_i (m/s) */
 typedef struct cdConeResidual {
-  double natural; /* max_i ||lambda_i - Proj_K(lambda_i - c̄_i)|| (unscaled) */
-  double cone;    /* max_i ||lambda_i - Proj_K(lambda_i)||: cone violation of lambda */
-  double dual;    /* max_i ||c̄_i - Proj_K*(c̄_i)||: dual-cone violation of c̄ */
-  double comp;    /* max_i |lambda_i^T c̄_i|: complementarity */
-  double scale;   /* 1 + ||g||_inf */
+  double natural; /* max_i ||l_i - Proj_K(l_i - c̄_i)||, m/s */
+  double cone;    /* max_i ||l_i - Proj_K(l_i)||: cone violation of lambda, m/s */
+  double dual;    /* max_i ||c̄_i - Proj_K*(c̄_i)||: dual-cone violation of c̄, m/s */
+  double comp;    /* max_i |l_i^T c̄_i|: complementarity, m^2/s^2 */
+  double scale;   /* vscale = ||g||_inf (1 when g = 0), m/s */
   double value;   /* natural / scale: what goes into cdSolveStats.residual */
 } cdConeResidual;
 
@@ -41,7 +41,5 @@ typedef struct cdConeResidual {
 double cd_coneResidual(const cdContactProblem *p, const double *lambda, const double *cbar, cdConeResidual *parts);
 /* the same, computing c̄ into work (3 ncon) first */
 double cd_coneResidualOf(const cdContactProblem *p, const double *lambda, double *work, cdConeResidual *parts);
-/* 1 + ||g||_inf, the residual's scale */
-double cd_coneScale(const cdContactProblem *p);
 
 #endif

@@ -21,9 +21,8 @@
  * over contacts, each contact's block solved exactly (closed-form active sets, Lemke when
  * degenerate), subspace steps on the active set the sweeps found (lcp_subspace.c), stalled
  * clusters of contacts solved exactly by Lemke, contacts swept
- * bottom-up against gravity, to ||min(z, A z + b)||_inf <= tol max(1, ||b||_inf) with
- * --tolerance tol, 1e-8 by default (the same relative test as Lemke's check; b is in m/s
- * here, so below 1 m/s it is the absolute 1e-8); the default picks Lemke for
+ * bottom-up against gravity, to cd_lcpResidual <= tol (lcp.h: the pairs of the LCP compared in
+ * m/s, relative to ||g||_inf) with --tolerance tol, 1e-8 by default; the default picks Lemke for
  * n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX and bgs above. Lemke runs with the largest-pivot
  * tie rule from the warm start's basis (lcp_lemke.c), then if needed once more with the
  * textbook lexicographic rule from the standard start. When Lemke does not solve
@@ -36,7 +35,7 @@
  * lambda_T split over the two directions adjacent to its angle.
  * Outputs: p->lambda = (lambda_n, D alpha) per contact, each contact's beta, and the
  * contact set's alpha rows (m a contact). stats: iterations = Lemke pivots plus bgs sweeps
- * of the step, residual = ||min(z, A z + b)||_inf of the answer (absolute), converged =
+ * of the step, residual = cd_lcpResidual of the answer (relative), converged =
  * the stopping rule of the solver that produced it was met.
  */
 #include "lcp.h"
@@ -182,16 +181,17 @@ double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const d
   const double *u = contactVelocity(p, m, D, z, work);
   double res = 0.0;
   for (int i = 0; i < nc; i++) {
-    double beta = z[nc + nc * m + i], sum = 0.0;
-    res = worse(res, z[i], u[3 * i]);
+    /* impulses (lambda_N, alpha, the bound mu lambda_N - sum alpha) as velocities: / meff_i */
+    double beta = z[nc + nc * m + i], sum = 0.0, w = 1.0 / cd_contactProblemMeff(p, i);
+    res = worse(res, w * z[i], u[3 * i]);
     for (int l = 0; l < m; l++) {
       double a = z[nc + m * i + l];
-      res = worse(res, a, D[2 * l] * u[3 * i + 1] + D[2 * l + 1] * u[3 * i + 2] + beta);
+      res = worse(res, w * a, D[2 * l] * u[3 * i + 1] + D[2 * l + 1] * u[3 * i + 2] + beta);
       sum += a;
     }
-    res = worse(res, beta, p->mu[i] * z[i] - sum);
+    res = worse(res, beta, w * (p->mu[i] * z[i] - sum));
   }
-  return res;
+  return res / cd_contactProblemVelocityScale(p);
 }
 
 /* ---- the backend ---- */
@@ -215,7 +215,7 @@ typedef struct cdLcpState {
   size_t zcap, wcap, acap, lcap; /* bytes */
   double *z;       /* (2 n) the solution, then the warm start */
   double *work;    /* (6 ncon) */
-  double *A;       /* (n x n + n) the dense A, then b */
+  double *A;       /* (n x n + 2 n) the dense A, then b, then the scales of lcpScaleDense */
   size_t ocap;     /* contacts rank and order hold */
   cdLcpRank *rank; /* (ocap) contact heights, sorted into the bgs order */
   int *order;      /* (ocap) */
@@ -352,6 +352,29 @@ static int bgsOrder(cdLcpState *s, const cdContactSet *contacts, int nc, const i
   return 0;
 }
 
+/* the units of Lemke's scaled LCP (lcpSolve): sc[k] = 1 / meff_i for lambda_N and alpha of
+ * contact i, 1 for beta; z' = S z / vscale, w' = R w / vscale with S = diag(sc) and R = 1 on
+ * the velocity rows, 1 / meff_i on the bound rows; A' = R A S^-1, b' = R b / vscale, the
+ * same complementarity. dir = 1 scales A, b (may be NULL) and z; dir = -1 takes z back. */
+static void lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, double *b, double *z, int dir) {
+  size_t nc = (size_t)p->ncon, n = nc * (size_t)(m + 2), nb = nc + nc * (size_t)m;
+  double vs = cd_contactProblemVelocityScale(p);
+  for (size_t i = 0; i < nc; i++) {
+    double w = 1.0 / cd_contactProblemMeff(p, (int)i);
+    sc[i] = w;
+    for (int l = 0; l < m; l++) sc[nc + (size_t)m * i + (size_t)l] = w;
+    sc[nb + i] = 1.0;
+  }
+  for (size_t k = 0; k < n; k++) z[k] = dir > 0 ? z[k] * sc[k] / vs : z[k] * vs / sc[k];
+  if (!A) return;
+  for (size_t j = 0; j < n; j++) {
+    double *col = &A[j * n], inv = 1.0 / sc[j];
+    for (size_t k = 0; k < nb; k++) col[k] *= inv;
+    for (size_t k = nb; k < n; k++) col[k] *= sc[k - nb] * inv;
+  }
+  for (size_t k = 0; k < n; k++) b[k] *= (k >= nb ? sc[k - nb] : 1.0) / vs;
+}
+
 static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   cdLcpState *s = state;
   int nc = p->ncon, m = s->m;
@@ -359,6 +382,7 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   stats->converged = 1;
   if (nc <= 0) return CD_OK;
   if (contacts && contacts->ncon != nc) return CD_ERR_USAGE; /* block i must be contact i */
+  if (cd_contactProblemDelassus(p)) return CD_ERR_NOMEM;
   size_t n = (size_t)cd_lcpSize(nc, m);
   if (reserve((void **)&s->z, &s->zcap, 2 * n * sizeof(double)) ||
       reserve((void **)&s->work, &s->wcap, 6 * (size_t)nc * sizeof(double)))
@@ -369,11 +393,17 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   int use_lemke = s->mode == LCP_LEMKE ? n <= CD_LCP_LEMKE_MAX : s->mode == LCP_AUTO ? n <= CD_LCP_AUTO_LEMKE_MAX : 0;
   int done = 0;
   if (use_lemke) {
-    if (reserve((void **)&s->A, &s->acap, (n * n + n) * sizeof(double)) ||
+    if (reserve((void **)&s->A, &s->acap, (n * n + 2 * n) * sizeof(double)) ||
         reserve(&s->lemke, &s->lcap, cd_lemkeWorkSize((int)n)))
       return CD_ERR_NOMEM;
-    double *A = s->A, *b = s->A + n * n;
+    double *A = s->A, *b = s->A + n * n, *sc = b + n;
     cd_lcpBuildDense(p, m, s->D, A, b);
+    /* Lemke works in the residual's units (lcp.h): impulses as velocities, relative to
+     * ||g||_inf, so that its pivot choices and its 1e-10 check do not depend on the unit of
+     * mass. z' = S z / vscale, w' = R w / vscale with S = diag(1 / meff_i on lambda_N and
+     * alpha, 1 on beta), R = diag(1 on the velocity rows, 1 / meff_i on the bound rows):
+     * A' = R A S^-1, b' = R b / vscale, the same complementarity. */
+    lcpScaleDense(p, m, sc, A, b, zw, 1);
     /* a contact LCP that Lemke solves takes a few pivots a variable (a fraction of n on the
      * bundled scenes, 1.2 n cold on the cube pyramid, none warm); one that needs many more
      * is degenerate enough to cycle numerically, and bgs from the warm start is the
@@ -392,7 +422,9 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
       if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
       stats->iterations += ls.pivots;
     }
+    lcpScaleDense(p, m, sc, NULL, NULL, zw, -1);
     if (st == CD_LEMKE_SOLVED) {
+      lcpScaleDense(p, m, sc, NULL, NULL, z, -1);
       s->used_lemke = 1;
       done = 1;
     } else {

@@ -53,7 +53,11 @@ void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *al
 /* w = A z + b (n) without forming A: O(nnz(G) + ncon m). work: (6 ncon) */
 void cd_lcpEvaluate(const cdContactProblem *p, int m, const double *D, const double *z, double *w, double *work);
 
-/* ||min(z, A z + b)||_inf, computed blockwise like cd_lcpEvaluate. work: (6 ncon) */
+/* the LCP's residual (problem.h: one residual for every model): ||min(S z, A z + b)||_inf /
+ * vscale, where S takes each impulse unknown to a velocity (lambda_N and alpha of contact i
+ * divided by meff_i) and the bound row mu lambda_N - sum alpha likewise (its pair beta is a
+ * velocity already): every pair compared in m/s, relative to ||g||_inf; zero exactly at a
+ * solution. Computed blockwise like cd_lcpEvaluate. work: (6 ncon) */
 double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work);
 
 #endif

@@ -38,8 +38,8 @@
  * modes of G that Gauss-Seidel damps by a percent in tens of sweeps), the contacts around
  * the worst ones are taken as one larger block and solved exactly by Lemke (see the
  * cluster section below). Still block Gauss-Seidel: the fixed points are the LCP's.
- * Stopping rule: ||min(z, A z + b)||_inf <= tolerance max(1, ||b||_inf), the relative test
- * Lemke's check uses (cd_lcpResidual, blockwise), evaluated every CHECK_EVERY sweeps, or the
+ * Stopping rule: cd_lcpResidual <= tolerance (||min(S z, A z + b)||_inf / ||g||_inf, impulses
+ * as velocities: lcp.h), evaluated every CHECK_EVERY sweeps, or the
  * sweep limit; the iterate of smallest residual is returned (the method is not monotone
  * for the non-symmetric A), and converged says honestly whether it met the rule.
  * References: NUMERICS.md (block Gauss-Seidel for the Anitescu-Hart LCP: "enumerate stick /
@@ -411,14 +411,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
 
-  /* the stopping threshold: tol max(1, ||b||_inf), b = (g_N, D^T g_T, 0) */
-  double bnorm = 0.0;
-  for (int i = 0; i < nc; i++) {
-    const double *gi = &p->g[3 * i];
-    bnorm = fmax(bnorm, fabs(gi[0]));
-    for (int l = 0; l < m; l++) bnorm = fmax(bnorm, fabs(D[2 * l] * gi[1] + D[2 * l + 1] * gi[2]));
-  }
-  double thresh = tol * fmax(1.0, bnorm);
+  /* the stopping threshold on the relative residual of cd_lcpResidual */
+  double thresh = tol;
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   double res = cd_lcpResidual(p, m, D, z, work);
@@ -502,13 +496,16 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
         cd_lcpEvaluate(p, m, D, z, cw.w, work);
+        double vs = cd_contactProblemVelocityScale(p);
         for (int i = 0; i < nc; i++) {
-          double r = fabs(fmin(z[i], cw.w[i]));
-          for (int l = 0; l <= m; l++) {
-            size_t q = l < m ? (size_t)(nc + m * i + l) : (size_t)(nc + nc * m + i);
-            r = fmax(r, fabs(fmin(z[q], cw.w[q])));
+          /* contact i's part of cd_lcpResidual: impulses and the bound row as velocities */
+          double wi = 1.0 / cd_contactProblemMeff(p, i), r = fabs(fmin(wi * z[i], cw.w[i]));
+          for (int l = 0; l < m; l++) {
+            size_t q = (size_t)(nc + m * i + l);
+            r = fmax(r, fabs(fmin(wi * z[q], cw.w[q])));
           }
-          cw.cres[i] = r;
+          size_t qb = (size_t)(nc + nc * m + i);
+          cw.cres[i] = fmax(r, fabs(fmin(z[qb], wi * cw.w[qb]))) / vs;
           taken[i] = 0;
         }
         for (int c = 0; c < CLUSTERS_A_STALL; c++) {

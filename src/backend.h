@@ -29,12 +29,18 @@ typedef struct cdBackendOptions {
   int substeps;        /* penalty: forced substep count (0: automatic) */
 } cdBackendOptions;
 
+/* what a step's solve did. iterations means one documented thing per solver (its file says
+ * which); the work it does not count is in factorizations and products, so that no figure
+ * hides work */
 typedef struct cdSolveStats {
   int iterations;  /* solver iterations (pivots for Lemke) this step */
   double residual; /* how far from the model's complementarity conditions (see each backend) */
   int converged;   /* 1 when the stopping rule was met */
   int substeps;    /* force backends: substeps taken this step */
   int fallbacks;   /* times a solver fell back to another this step */
+  int cholmod_warnings; /* CHOLMOD calls of the step that returned a warning (status > 0) */
+  int factorizations;   /* sparse matrix factorizations (numeric) of the step */
+  int products;         /* products with G (or J, J^T pairs) not counted in iterations */
 } cdSolveStats;
 
 /* return codes shared by the core and the backends */

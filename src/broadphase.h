@@ -30,8 +30,8 @@ void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9
 
 /* the candidate pairs of n boxes aabb (n x 6); fixed (n) marks fixed bodies (NULL: none).
  * A box with a non-finite coordinate takes part in no pair. On return *pairs points to
- * *npair pairs (npair x 2, a < b; valid until the next call or cd_broadphaseFree), in a
- * deterministic order. Returns CD_OK or CD_ERR_NOMEM. */
+ * *npair pairs (npair x 2, a < b; valid until the next call or cd_broadphaseFree), sorted
+ * by (a, b). Returns CD_OK or CD_ERR_NOMEM. */
 int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *fixed, int *npair,
                        const int **pairs);
 

@@ -17,12 +17,15 @@
  * gets no contact (its enlarged box is not finite: the broad phase leaves it out, and so does
  * the ground loop); the step's own finiteness check reports such a state.
  *
- * Output order: cd_contactSetSort by key (a, b, feature a, feature b): deterministic.
+ * Output order: by key (a, b, feature a, feature b), deterministic, without a sort of the
+ * whole set: the ground contacts first (a = -1) body by body, then the broad phase's pairs,
+ * which come sorted by (a, b); only the few contacts of one pair (a box's corners) are put in
+ * feature order.
  * v may be NULL (bodies at rest: the margin is then the fixed part only).
  *
  * Verlet list (cd_collideList, for the force models' substeps, contact_cache.h): the pairs
- * that gave a contact, read off the sorted output, and the candidate pairs with a hollow
- * sphere; cd_collidePair runs one listed pair's narrow phase.
+ * that gave a contact and the candidate pairs with a hollow sphere, in the same (key) order;
+ * cd_collidePair runs one listed pair's narrow phase.
  */
 #include "collide.h"
 
@@ -94,8 +97,24 @@ static int boxFinite(const double b[6]) {
   return 1;
 }
 
-int cd_collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
-                   cdContactSet *out) {
+/* the contacts of one pair, out->con[start ..], into key (feature) order: a few at most (the
+ * clipped points of a box face), so by insertion */
+static void sortFeatures(cdContactSet *out, int start) {
+  for (int k = start + 1; k < out->ncon; k++) {
+    if (cd_contactKeyCompare(&out->con[k - 1], &out->con[k]) <= 0) continue;
+    cdContact t = out->con[k];
+    int m = k - 1;
+    while (m >= start && cd_contactKeyCompare(&out->con[m], &t) > 0) {
+      out->con[m + 1] = out->con[m];
+      m--;
+    }
+    out->con[m + 1] = t;
+  }
+}
+
+/* the pair (ia < ib; ia = -1: the ground) to its narrow-phase function */
+static int dispatchPair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
+                        cdContactSet *out) {
   const cdBodyDef *B = &scene->body[ib];
   const double *xb = &x[3 * ib], *Rb = &R[9 * ib];
   if (ia < 0) {
@@ -113,6 +132,13 @@ int cd_collidePair(const cdScene *scene, int ia, int ib, const double *x, const 
   if (A->shape == CD_SPHERE) return cd_collideSphereBox(ia, A, xa, Ra, ib, B, xb, Rb, 1, margin, out);
   if (B->shape == CD_SPHERE) return cd_collideSphereBox(ia, A, xa, Ra, ib, B, xb, Rb, 0, margin, out);
   return cd_collideBoxBox(ia, A, xa, Ra, ib, B, xb, Rb, margin, out);
+}
+
+int cd_collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
+                   cdContactSet *out) {
+  int start = out->ncon, rc = dispatchPair(scene, ia, ib, x, R, margin, out);
+  if (!rc) sortFeatures(out, start);
+  return rc;
 }
 
 static int pairReserve(cdPairList *p, int n) {
@@ -194,36 +220,26 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
   const int *pair;
   rc = cd_broadphasePairs(c->bp, n, c->aabb, c->fixed, &npair, &pair);
   if (rc) return rc;
-  for (int p = 0; p < npair; p++) {
-    int ia = pair[2 * p], ib = pair[2 * p + 1];
-    double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
-    double margin = cd_collideMargin(c->speed[ia] + c->speed[ib], dt, s);
-    int before = out->ncon;
-    rc = cd_collidePair(scene, ia, ib, x, R, margin, out);
-    if (rc) return rc;
-    /* a hollow pair that gave no contact is listed here; the others come from out below */
-    if (pairs && out->ncon == before && (scene->body[ia].hollow || scene->body[ib].hollow) &&
-        (rc = cd_pairListPush(pairs, ia, ib)))
-      return rc;
-  }
 
   if (scene->has_ground) {
     for (int i = 0; i < n; i++) {
       if (c->fixed[i] || !boxFinite(&c->aabb[6 * i])) continue;
+      int start = out->ncon;
       rc = cd_collidePair(scene, -1, i, x, R, cd_collideMargin(c->speed[i], dt, c->size[i]), out);
       if (rc) return rc;
+      if (pairs && out->ncon > start && (rc = cd_pairListPush(pairs, -1, i))) return rc;
     }
   }
-  /* 0 or 1 contacts are sorted already (and con may still be NULL, which qsort must not see) */
-  if (out->ncon > 1) cd_contactSetSort(out);
-  if (pairs) {
-    int nhollow = pairs->n;
-    for (int i = 0; i < out->ncon; i++) {
-      const cdContact *k = &out->con[i];
-      if (i > 0 && k->body[0] == out->con[i - 1].body[0] && k->body[1] == out->con[i - 1].body[1]) continue;
-      if ((rc = cd_pairListPush(pairs, k->body[0], k->body[1]))) return rc;
-    }
-    if (nhollow > 0) cd_pairListSort(pairs);
+  for (int p = 0; p < npair; p++) {
+    int ia = pair[2 * p], ib = pair[2 * p + 1];
+    double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
+    double margin = cd_collideMargin(c->speed[ia] + c->speed[ib], dt, s);
+    int start = out->ncon;
+    rc = cd_collidePair(scene, ia, ib, x, R, margin, out);
+    if (rc) return rc;
+    if (pairs && (out->ncon > start || scene->body[ia].hollow || scene->body[ib].hollow) &&
+        (rc = cd_pairListPush(pairs, ia, ib)))
+      return rc;
   }
   return CD_OK;
 }

@@ -52,8 +52,8 @@ int cd_collideList(cdCollider *c, const cdScene *scene, const double *x, const d
                    double dt, cdContactSet *out, cdPairList *pairs);
 
 /* the narrow phase of one pair (a < b; a = -1: b against the ground) at the given margin:
- * appends the pair's contacts with gap <= margin to out, in the narrow phase's order (not
- * sorted). CD_OK or CD_ERR_NOMEM. */
+ * appends the pair's contacts with gap <= margin to out, in key (feature) order. CD_OK or
+ * CD_ERR_NOMEM. */
 int cd_collidePair(const cdScene *scene, int a, int b, const double *x, const double *R, double margin,
                    cdContactSet *out);
 

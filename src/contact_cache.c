@@ -1,6 +1,17 @@
-/* contact_cache.c: see contact_cache.h (the Verlet list, its guarantee, the record). */
+/* contact_cache.c: see contact_cache.h (the Verlet list, its guarantee, the record).
+ *
+ * Bookkeeping. The record is rec (the world's contact set): sorted by key at the start of the
+ * step (the list's contacts); a key that first appears in a substep is appended, and the
+ * record is sorted again at the end of the step. A hash table maps each key to its contact in
+ * rec. Every contact carries the number of the substep it was last present in (a count over
+ * the run): present in the substep before means its state carries (fresh = 0). A substep's
+ * contacts are found pair by pair, each pair's in key order, so they come in key order
+ * whatever order rec is in.
+ */
 #include "contact_cache.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,67 +24,62 @@
 /* the most bodies that outrun the list at one substep that get their pairs anew one by one
  * (each against every body: O(nbody) each); more get a full collision */
 #define CACHE_LOCAL_MAX 32
-
-/* bits of a record contact's flag */
-enum {
-  CACHE_NOW = 1,  /* present in the latest substep (after cd_contactCacheEnd: the last one) */
-  CACHE_PREV = 2, /* present in the substep before (while a substep updates its pair) */
-  CACHE_SEEN = 4  /* present in some substep of this step */
-};
+/* a full re-collision covers this many substeps at most (it is a crowd of bodies sped up at
+ * once, as in an explosion of bodies started inside each other) */
+#define CACHE_FULL_HORIZON 16
 
 struct cdContactCache {
   int nbody;
   /* the Verlet list */
   cdPairList pairs;     /* listed pairs, sorted by (a, b) */
   cdPairList more;      /* a re-collision's pairs */
-  int *first;           /* (first_cap) rec->con[first[p] .. first[p + 1] - 1] are pair p's contacts */
-  int first_cap;
   double *size;         /* (nbody) cd_bodySizeScale, m */
+  double *radius;       /* (nbody) cd_bodyBoundingRadius, m */
   double *speed;        /* (nbody) present speed bound u_i, m/s */
   double *cover;        /* (nbody) T U_i: how far body i may move while the list holds, m */
-  double *moved;        /* (nbody) D_i: how far it has moved since the list was made, m */
+  double *moved;        /* (nbody) D_i: how far it has moved since its cover started, m */
   double *vlist;        /* (nbody x 6) the velocities of the list's margin, m/s, rad/s */
-  double *radius;       /* (nbody) cd_bodyBoundingRadius, m */
   int *outran;          /* (nbody) the bodies beyond their cover at this substep */
-  unsigned char *is_out; /* (nbody) 1 for those */
+  unsigned char *is_out; /* (nbody) 1 for those, while their pairs are made anew */
   double h;             /* the substep of the last cd_contactCacheSubstep, s */
   int listed;           /* 1 while no substep has moved the bodies since the list was made */
   long recollisions;
   /* the record's bookkeeping, parallel to rec->con */
+  long stamp;           /* the number of the present (or last) substep, counted over the run */
+  long first_stamp;     /* that of the step's first substep */
   int slot_cap;
   double *gap0;         /* (slot_cap) the gap at the start of the step (contact_cache.h), m */
-  unsigned char *flag;  /* (slot_cap) CACHE_ bits */
-  unsigned char *flag_old; /* (slot_cap) the flags of the record before, at cd_contactCacheBegin */
-  int *live;            /* (slot_cap) this substep's contacts */
-  double *spare_gap0;   /* (slot_cap) merge buffers */
-  unsigned char *spare_flag;
-  cdContactSet spare;
+  long *last;           /* (slot_cap) the substep the contact was last present in; -1: never */
+  long *last_old;       /* (slot_cap) the same for the record before, at cd_contactCacheBegin */
+  int *live;            /* (slot_cap) this substep's contacts; the order of a sort at the end */
+  int *order_tmp;       /* (slot_cap) merge sort workspace */
+  int sorted;           /* 0 once a key was appended to rec in this step */
+  int *table;           /* (table_cap) hash table of rec's keys: index into rec, -1 empty */
+  int table_cap;        /* a power of two, at least twice rec->ncon */
   cdContactSet scratch; /* one pair's narrow phase; a full collision */
-  cdContactSet extra;   /* contacts of keys rec does not have */
+  cdContactSet spare;   /* the record sorted at the end of the step */
 };
 
 void cd_contactCacheFree(cdContactCache *k) {
   if (!k) return;
   cd_free(k->pairs.ab);
   cd_free(k->more.ab);
-  cd_free(k->first);
   cd_free(k->size);
+  cd_free(k->radius);
   cd_free(k->speed);
   cd_free(k->cover);
   cd_free(k->moved);
   cd_free(k->vlist);
-  cd_free(k->radius);
   cd_free(k->outran);
   cd_free(k->is_out);
   cd_free(k->gap0);
-  cd_free(k->flag);
-  cd_free(k->flag_old);
+  cd_free(k->last);
+  cd_free(k->last_old);
   cd_free(k->live);
-  cd_free(k->spare_gap0);
-  cd_free(k->spare_flag);
-  cd_contactSetFree(&k->spare);
+  cd_free(k->order_tmp);
+  cd_free(k->table);
   cd_contactSetFree(&k->scratch);
-  cd_contactSetFree(&k->extra);
+  cd_contactSetFree(&k->spare);
   cd_free(k);
 }
 
@@ -83,14 +89,14 @@ cdContactCache *cd_contactCacheMake(const cdScene *scene) {
   size_t nb = (size_t)(scene->nbody > 0 ? scene->nbody : 1);
   k->nbody = scene->nbody;
   k->size = cd_calloc(nb, sizeof *k->size);
+  k->radius = cd_calloc(nb, sizeof *k->radius);
   k->speed = cd_calloc(nb, sizeof *k->speed);
   k->cover = cd_calloc(nb, sizeof *k->cover);
   k->moved = cd_calloc(nb, sizeof *k->moved);
   k->vlist = cd_calloc(6 * nb, sizeof *k->vlist);
-  k->radius = cd_calloc(nb, sizeof *k->radius);
   k->outran = cd_calloc(nb, sizeof *k->outran);
   k->is_out = cd_calloc(nb, sizeof *k->is_out);
-  if (!k->size || !k->speed || !k->cover || !k->moved || !k->vlist || !k->radius || !k->outran || !k->is_out) {
+  if (!k->size || !k->radius || !k->speed || !k->cover || !k->moved || !k->vlist || !k->outran || !k->is_out) {
     cd_contactCacheFree(k);
     return NULL;
   }
@@ -111,43 +117,65 @@ static int reserveSlots(cdContactCache *k, int n) {
   size_t m = (size_t)cap;
   double *g = cd_realloc(k->gap0, m * sizeof *g);
   if (g) k->gap0 = g;
-  double *sg = cd_realloc(k->spare_gap0, m * sizeof *sg);
-  if (sg) k->spare_gap0 = sg;
-  unsigned char *f = cd_realloc(k->flag, m), *fo = f ? cd_realloc(k->flag_old, m) : NULL;
-  if (f) k->flag = f;
-  if (fo) k->flag_old = fo;
-  unsigned char *sf = cd_realloc(k->spare_flag, m);
-  if (sf) k->spare_flag = sf;
-  int *l = cd_realloc(k->live, m * sizeof *l);
-  if (l) k->live = l;
-  if (!g || !sg || !f || !fo || !sf || !l) return CD_ERR_NOMEM;
+  long *l = cd_realloc(k->last, m * sizeof *l);
+  if (l) k->last = l;
+  long *lo = cd_realloc(k->last_old, m * sizeof *lo);
+  if (lo) k->last_old = lo;
+  int *v = cd_realloc(k->live, m * sizeof *v);
+  if (v) k->live = v;
+  int *o = cd_realloc(k->order_tmp, m * sizeof *o);
+  if (o) k->order_tmp = o;
+  if (!g || !l || !lo || !v || !o) return CD_ERR_NOMEM;
   k->slot_cap = cap;
   return CD_OK;
 }
 
-/* first[] from the listed pairs and rec (both sorted by (a, b)): every contact of rec
- * belongs to a listed pair */
-static int findRanges(cdContactCache *k, const cdContactSet *rec) {
-  if (k->pairs.n + 1 > k->first_cap) {
-    int cap = k->pairs.n + 1 > 2 * k->first_cap ? k->pairs.n + 1 : 2 * k->first_cap;
-    int *f = cd_realloc(k->first, (size_t)cap * sizeof *f);
-    if (!f) return CD_ERR_NOMEM;
-    k->first = f;
-    k->first_cap = cap;
+/* ---- the key table ---- */
+
+static size_t keySlot(const cdContactCache *k, const cdContact *c) {
+  uint64_t x = (uint64_t)(uint32_t)(c->body[0] + 1) << 32 | (uint32_t)c->body[1];
+  uint64_t y = (uint64_t)c->feature[0] << 32 | c->feature[1];
+  x = (x ^ (x >> 31)) * 0x9E3779B97F4A7C15ull ^ y;
+  x = (x ^ (x >> 29)) * 0xD6E8FEB86659FD93ull;
+  x ^= x >> 32;
+  return (size_t)(x & (uint64_t)(k->table_cap - 1));
+}
+
+static void tableInsert(cdContactCache *k, const cdContactSet *rec, int i) {
+  size_t s = keySlot(k, &rec->con[i]);
+  while (k->table[s] >= 0) s = (s + 1) & (size_t)(k->table_cap - 1);
+  k->table[s] = i;
+}
+
+/* the table of rec's keys, for at least n contacts */
+static int tableBuild(cdContactCache *k, const cdContactSet *rec, int n) {
+  int cap = k->table_cap ? k->table_cap : 1024;
+  while (cap < 2 * n) cap *= 2;
+  if (cap != k->table_cap) {
+    int *t = cd_realloc(k->table, (size_t)cap * sizeof *t);
+    if (!t) return CD_ERR_NOMEM;
+    k->table = t;
+    k->table_cap = cap;
   }
-  int j = 0;
-  for (int p = 0; p < k->pairs.n; p++) {
-    int a = k->pairs.ab[2 * p], b = k->pairs.ab[2 * p + 1];
-    while (j < rec->ncon && (rec->con[j].body[0] < a || (rec->con[j].body[0] == a && rec->con[j].body[1] < b)))
-      j++;
-    k->first[p] = j;
-  }
-  k->first[k->pairs.n] = rec->ncon;
+  memset(k->table, 0xff, (size_t)k->table_cap * sizeof *k->table);
+  for (int i = 0; i < rec->ncon; i++) tableInsert(k, rec, i);
   return CD_OK;
 }
 
-/* a full collision at the state of w over the time T into out, its pairs into pairs: the
- * margin of the whole of T at speeds |v| + |g| T (a body at rest: |g| T along x) */
+/* the contact of rec with c's key not yet present in this substep (keys are unique but for
+ * degenerate clipping), or -1 */
+static int tableFind(const cdContactCache *k, const cdContactSet *rec, const cdContact *c) {
+  for (size_t s = keySlot(k, c);; s = (s + 1) & (size_t)(k->table_cap - 1)) {
+    int i = k->table[s];
+    if (i < 0) return -1;
+    if (cd_contactKeyCompare(&rec->con[i], c) == 0 && k->last[i] != k->stamp) return i;
+  }
+}
+
+/* ---- the Verlet list ---- */
+
+/* the velocity of body i for a list over T: its speed raised by |g| T (a body at rest: |g| T
+ * along x) */
 static void listVelocity(cdContactCache *k, const cdWorld *w, int i, double gT) {
   double *v = &k->vlist[6 * i];
   memcpy(v, &w->v[6 * i], 6 * sizeof *v);
@@ -158,11 +186,21 @@ static void listVelocity(cdContactCache *k, const cdWorld *w, int i, double gT) 
     v[0] = gT;
 }
 
+/* a full collision at the state of w over the time T into out, its pairs into pairs */
 static int listCollide(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double T,
                        cdContactSet *out, cdPairList *pairs) {
   double gT = cd_v3norm(scene->gravity) * T;
   for (int i = 0; i < w->nbody; i++) listVelocity(k, w, i, gT);
   return cd_collideList(c, scene, w->x, w->R, k->vlist, T, out, pairs);
+}
+
+/* the time a list made now covers: T, at most the time in which the fastest body (at the
+ * speeds k->speed) crosses its own size, so that at the speeds of an explosion the list holds
+ * neighbours, not every body within reach; at least hmin */
+static double horizon(const cdContactCache *k, double T, double hmin) {
+  for (int i = 0; i < k->nbody; i++)
+    if (k->speed[i] * T > k->size[i]) T = k->size[i] / k->speed[i];
+  return T > hmin ? T : hmin;
 }
 
 /* the list just made over T holds until body i has moved T U_i */
@@ -171,31 +209,69 @@ static void startCover(cdContactCache *k, const cdScene *scene, double T) {
     k->cover[i] = T * cd_bodySpeedBound(&scene->body[i], &k->vlist[6 * i]);
     k->moved[i] = 0;
   }
-  k->listed = 1;
+}
+
+/* keeps the listed pairs with a contact of rec (sorted, at the list's margin) within the
+ * margin of T, and those with a hollow sphere; k->vlist then holds the velocities of T */
+static void shortenList(cdContactCache *k, const cdScene *scene, const cdWorld *w, double T, const cdContactSet *rec) {
+  double gT = cd_v3norm(scene->gravity) * T;
+  for (int i = 0; i < k->nbody; i++) listVelocity(k, w, i, gT);
+  int np = 0, j = 0;
+  for (int p = 0; p < k->pairs.n; p++) {
+    int a = k->pairs.ab[2 * p], b = k->pairs.ab[2 * p + 1];
+    double gmin = INFINITY;
+    for (; j < rec->ncon && (rec->con[j].body[0] < a || (rec->con[j].body[0] == a && rec->con[j].body[1] < b)); j++) {
+    }
+    for (; j < rec->ncon && rec->con[j].body[0] == a && rec->con[j].body[1] == b; j++)
+      if (rec->con[j].gap < gmin) gmin = rec->con[j].gap;
+    double ub = cd_bodySpeedBound(&scene->body[b], &k->vlist[6 * b]), margin;
+    int hollow = scene->body[b].hollow;
+    if (a < 0) {
+      margin = cd_collideMargin(ub, T, k->size[b]);
+    } else {
+      double s = k->size[a] < k->size[b] ? k->size[a] : k->size[b];
+      margin = cd_collideMargin(cd_bodySpeedBound(&scene->body[a], &k->vlist[6 * a]) + ub, T, s);
+      hollow |= scene->body[a].hollow;
+    }
+    if (!hollow && !(gmin <= margin)) continue;
+    k->pairs.ab[2 * np] = a;
+    k->pairs.ab[2 * np + 1] = b;
+    np++;
+  }
+  k->pairs.n = np;
 }
 
 int cd_contactCacheBegin(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double dt,
                          cdContactSet *rec, const cdContactSet *prev) {
-  unsigned char *t = k->flag;
-  k->flag = k->flag_old;
-  k->flag_old = t;
+  long *t = k->last;
+  k->last = k->last_old;
+  k->last_old = t;
   int st = listCollide(k, c, scene, w, dt, rec, &k->pairs);
   if (!st) st = reserveSlots(k, rec->ncon);
-  if (!st) st = findRanges(k, rec);
+  if (!st) st = tableBuild(k, rec, rec->ncon);
   if (st) {
-    cd_contactSetClear(rec); /* prev's flags are gone: nothing to carry from it next time */
+    cd_contactSetClear(rec); /* prev's substeps are gone: nothing to carry from it next time */
     return st;
   }
-  startCover(k, scene, dt);
-  /* both sorted by key: one merge pass */
+  /* the pairs the substeps see: those within the margin of the horizon, when it is shorter
+   * than the step (a pair's nearest contact is at most its distance, or box-box's
+   * separating-axis bound, so none is missed) */
+  for (int i = 0; i < k->nbody; i++) k->speed[i] = cd_bodySpeedBound(&scene->body[i], &w->v[6 * i]);
+  double T = horizon(k, dt, 0);
+  if (T < dt) shortenList(k, scene, w, T, rec);
+  startCover(k, scene, T);
+  k->listed = 1;
+  k->sorted = 1;
+  k->first_stamp = k->stamp + 1;
+  /* both sorted by key: one merge pass; a contact present in the last substep carries */
   int j = 0;
   for (int i = 0; i < rec->ncon; i++) {
     cdContact *r = &rec->con[i];
     while (j < prev->ncon && cd_contactKeyCompare(&prev->con[j], r) < 0) j++;
-    int carried = j < prev->ncon && cd_contactKeyCompare(&prev->con[j], r) == 0 && (k->flag_old[j] & CACHE_NOW);
+    int carried = j < prev->ncon && cd_contactKeyCompare(&prev->con[j], r) == 0 && k->last_old[j] == k->stamp;
     if (carried) memcpy(r->state, prev->con[j].state, sizeof r->state);
     r->fresh = !carried;
-    k->flag[i] = carried ? CACHE_NOW : 0;
+    k->last[i] = carried ? k->stamp : -1;
     k->gap0[i] = r->gap;
   }
   return CD_OK;
@@ -206,90 +282,43 @@ const cdContactSet *cd_contactCacheProbe(cdContactCache *k, cdCollider *c, const
   return listCollide(k, c, scene, w, dt, &k->scratch, &k->more) ? NULL : &k->scratch;
 }
 
-/* rec <- rec and add merged by key (add sorted, none of its keys in rec), add's contacts
- * with the flag given and their own gap as gap0 */
-static int mergeIntoRecord(cdContactCache *k, cdContactSet *rec, const cdContactSet *add, unsigned char flag) {
-  int n = rec->ncon + add->ncon, st = reserveSlots(k, n);
-  if (st) return st;
-  cd_contactSetClear(&k->spare);
-  int i = 0, j = 0;
-  while (i < rec->ncon || j < add->ncon) {
-    int from_rec = j == add->ncon || (i < rec->ncon && cd_contactKeyCompare(&rec->con[i], &add->con[j]) < 0);
-    cdContact *d = cd_contactSetPush(&k->spare);
-    if (!d) return CD_ERR_NOMEM;
-    int m = k->spare.ncon - 1;
-    if (from_rec) {
-      *d = rec->con[i];
-      k->spare_gap0[m] = k->gap0[i];
-      k->spare_flag[m] = k->flag[i];
-      i++;
-    } else {
-      *d = add->con[j];
-      k->spare_gap0[m] = add->con[j].gap;
-      k->spare_flag[m] = flag;
-      j++;
-    }
-  }
-  cdContactSet ts = *rec;
-  *rec = k->spare;
-  k->spare = ts;
-  double *tg = k->gap0;
-  k->gap0 = k->spare_gap0;
-  k->spare_gap0 = tg;
-  unsigned char *tf = k->flag;
-  k->flag = k->spare_flag;
-  k->spare_flag = tf;
-  return CD_OK;
-}
-
-/* the keys of the collision in k->scratch (sorted) that rec lacks join it, present in no
- * substep yet; then the pair ranges */
-static int addKeys(cdContactCache *k, cdContactSet *rec) {
-  cd_contactSetClear(&k->extra);
-  int j = 0, st;
-  for (int i = 0; i < k->scratch.ncon; i++) {
-    const cdContact *s = &k->scratch.con[i];
-    while (j < rec->ncon && cd_contactKeyCompare(&rec->con[j], s) < 0) j++;
-    if (j < rec->ncon && cd_contactKeyCompare(&rec->con[j], s) == 0) continue;
-    cdContact *e = cd_contactSetPush(&k->extra);
-    if (!e) return CD_ERR_NOMEM;
-    *e = *s;
-    e->fresh = 1;
-  }
-  if (k->extra.ncon > 0 && (st = mergeIntoRecord(k, rec, &k->extra, 0))) return st;
-  return findRanges(k, rec);
-}
-
-/* a full collision over the rest of the step T: its pairs join the list, its keys the
- * record, and every body's cover starts again */
-static int recollide(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double T,
-                     cdContactSet *rec) {
+/* a full collision over the time horizon (at most CACHE_FULL_HORIZON substeps): its pairs are the list, and every body's cover
+ * starts again. A pair no longer listed has no contact within the margin (its contacts are
+ * simply not present; the record keeps them). */
+static int recollide(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double h,
+                     double remaining) {
+  double T = horizon(k, CACHE_FULL_HORIZON * h < remaining ? CACHE_FULL_HORIZON * h : remaining, h);
   int st = listCollide(k, c, scene, w, T, &k->scratch, &k->more);
   if (st) return st;
   startCover(k, scene, T);
-  if ((st = cd_pairListMerge(&k->pairs, &k->more))) return st;
-  return addKeys(k, rec);
+  cdPairList t = k->pairs;
+  k->pairs = k->more;
+  k->more = t;
+  return CD_OK;
 }
 
-/* The bodies k->outran[0 .. nout - 1] outran the list: their pairs anew over the rest of the
- * step T, against every other body and the ground. An outrunner's cover starts again (T U_i,
- * U_i at speed |v_i| + |g| T); every other body j keeps its own, and may still move
- * cover_j - moved_j. A pair (i, j) is listed when the narrow phase at the margin
- * 1e-3 s + T U_i + (cover_j - moved_j) gives a contact (or it has a hollow sphere); the
- * bounding spheres rule out the others first (they are at least as far apart). An unlisted
- * pair is then farther apart than that margin, which the per-body check keeps above the
- * substep's: the guarantee of contact_cache.h, pair by pair. */
-static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorld *w, double T, int nout,
-                           cdContactSet *rec) {
-  double gT = cd_v3norm(scene->gravity) * T;
+/* The bodies k->outran[0 .. nout - 1] outran the list: their pairs anew against every other
+ * body and the ground. An outrunner's cover starts again: T_i U_i, over the rest of the step
+ * (at most the time in which it crosses its own size, at least the substep), U_i at speed
+ * |v_i| + |g| T_i; every other body j keeps its own, and may still move cover_j - moved_j.
+ * A pair (i, j) is listed when the narrow phase at the margin 1e-3 s + cover_i + (cover_j -
+ * moved_j) gives a contact (or it has a hollow sphere); the bounding spheres rule out the
+ * others first (they are at least as far apart). An unlisted pair is then farther apart than
+ * that margin, which the per-body check keeps above the substep's: the guarantee of
+ * contact_cache.h, pair by pair. */
+static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorld *w, double h, double remaining,
+                           int nout) {
+  double g = cd_v3norm(scene->gravity);
   for (int q = 0; q < nout; q++) {
     int i = k->outran[q];
-    listVelocity(k, w, i, gT);
+    double T = remaining;
+    if (k->speed[i] * T > k->size[i]) T = k->size[i] / k->speed[i] > h ? k->size[i] / k->speed[i] : h; /* horizon */
+    listVelocity(k, w, i, g * T);
     k->cover[i] = T * cd_bodySpeedBound(&scene->body[i], &k->vlist[6 * i]);
     k->moved[i] = 0;
     k->is_out[i] = 1;
   }
-  cd_contactSetClear(&k->scratch);
+  k->scratch.ncon = 0;
   k->more.n = 0;
   int st = CD_OK;
   for (int q = 0; q < nout && !st; q++) {
@@ -299,7 +328,8 @@ static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorl
       if (j == i || (k->is_out[j] && j < i)) continue; /* an outrunner pair once */
       const cdBodyDef *J = &scene->body[j];
       double s = k->size[i] < k->size[j] ? k->size[i] : k->size[j];
-      double margin = cd_collideMargin((k->cover[i] + k->cover[j] - k->moved[j]) / T, T, s);
+      double reach = k->cover[i] + k->cover[j] - k->moved[j];
+      double margin = cd_collideMargin(reach / remaining, remaining, s);
       double d[3];
       cd_v3sub(d, &w->x[3 * j], &w->x[3 * i]);
       if (!(cd_v3norm(d) - k->radius[i] - k->radius[j] <= margin)) continue;
@@ -309,17 +339,18 @@ static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorl
     }
     if (!st && scene->has_ground && !B->fixed) {
       int before = k->scratch.ncon;
-      st = cd_collidePair(scene, -1, i, w->x, w->R, cd_collideMargin(k->cover[i] / T, T, k->size[i]), &k->scratch);
+      double margin = cd_collideMargin(k->cover[i] / remaining, remaining, k->size[i]);
+      st = cd_collidePair(scene, -1, i, w->x, w->R, margin, &k->scratch);
       if (!st && k->scratch.ncon > before) st = cd_pairListPush(&k->more, -1, i);
     }
   }
   for (int q = 0; q < nout; q++) k->is_out[k->outran[q]] = 0;
   if (st) return st;
   cd_pairListSort(&k->more);
-  cd_contactSetSort(&k->scratch);
-  if ((st = cd_pairListMerge(&k->pairs, &k->more))) return st;
-  return addKeys(k, rec);
+  return cd_pairListMerge(&k->pairs, &k->more);
 }
+
+/* ---- the substeps ---- */
 
 /* r takes the geometry of s (the same key, now); the impulse summed so far is carried into
  * the new frame when the frame turned */
@@ -341,8 +372,25 @@ static void updateContact(cdContact *r, const cdContact *s) {
   r->gap = s->gap;
 }
 
+/* s (a key rec does not have) appended to rec: no impulse, no state, its gap as gap0 */
+static int appendContact(cdContactCache *k, cdContactSet *rec, const cdContact *s) {
+  int st = reserveSlots(k, rec->ncon + 1);
+  if (!st && 2 * (rec->ncon + 1) > k->table_cap) st = tableBuild(k, rec, rec->ncon + 1);
+  if (st) return st;
+  cdContact *e = cd_contactSetPush(rec);
+  if (!e) return CD_ERR_NOMEM;
+  *e = *s;
+  int i = rec->ncon - 1;
+  k->gap0[i] = s->gap;
+  k->last[i] = -1;
+  tableInsert(k, rec, i);
+  k->sorted = 0;
+  return CD_OK;
+}
+
 int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double h,
                            double remaining, cdContactSet *rec, const int **live, int *nlive) {
+  k->stamp++;
   /* the guarantee (contact_cache.h): every body within what the list covers; a few bodies
    * beyond it get their own pairs anew, many a full collision */
   int nout = 0;
@@ -355,15 +403,16 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
   int st;
   if (nout > 0) {
     k->recollisions++;
-    st = nout > CACHE_LOCAL_MAX ? recollide(k, c, scene, w, remaining, rec)
-                                : recollideBodies(k, scene, w, remaining, nout, rec);
+    st = nout > CACHE_LOCAL_MAX ? recollide(k, c, scene, w, h, remaining)
+                                : recollideBodies(k, scene, w, h, remaining, nout);
     if (st) return st;
   }
   k->h = h;
   k->listed = 0; /* this substep's motion counts at the next */
 
-  /* the narrow phase of each listed pair at the margin of the substep */
-  cd_contactSetClear(&k->extra);
+  /* the narrow phase of each listed pair at the margin of the substep: the substep's
+   * contacts, pair by pair in key order */
+  int n = 0;
   for (int p = 0; p < k->pairs.n; p++) {
     int a = k->pairs.ab[2 * p], b = k->pairs.ab[2 * p + 1];
     double margin;
@@ -373,50 +422,72 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
       double s = k->size[a] < k->size[b] ? k->size[a] : k->size[b];
       margin = cd_collideMargin(k->speed[a] + k->speed[b], h, s);
     }
-    cd_contactSetClear(&k->scratch);
+    k->scratch.ncon = 0;
     if ((st = cd_collidePair(scene, a, b, w->x, w->R, margin, &k->scratch))) return st;
-    int f = k->first[p], l = k->first[p + 1];
-    for (int j = f; j < l; j++)
-      k->flag[j] = (unsigned char)((k->flag[j] & CACHE_SEEN) | (k->flag[j] & CACHE_NOW ? CACHE_PREV : 0));
     for (int q = 0; q < k->scratch.ncon; q++) {
       const cdContact *s = &k->scratch.con[q];
-      int j = f;
-      while (j < l && (rec->con[j].feature[0] != s->feature[0] || rec->con[j].feature[1] != s->feature[1] ||
-                       (k->flag[j] & CACHE_NOW)))
-        j++;
-      if (j < l) {
-        updateContact(&rec->con[j], s);
-        rec->con[j].fresh = !(k->flag[j] & CACHE_PREV);
-        k->flag[j] |= CACHE_NOW | CACHE_SEEN;
-        continue;
+      int j = tableFind(k, rec, s);
+      if (j < 0) {
+        if ((st = appendContact(k, rec, s))) return st;
+        j = rec->ncon - 1;
       }
-      cdContact *e = cd_contactSetPush(&k->extra);
-      if (!e) return CD_ERR_NOMEM;
-      *e = *s;
-      e->fresh = 1;
+      cdContact *r = &rec->con[j];
+      updateContact(r, s);
+      r->fresh = k->last[j] != k->stamp - 1;
+      k->last[j] = k->stamp;
+      k->live[n++] = j;
     }
   }
-  if (k->extra.ncon > 0) {
-    cd_contactSetSort(&k->extra);
-    if ((st = mergeIntoRecord(k, rec, &k->extra, CACHE_NOW | CACHE_SEEN)) || (st = findRanges(k, rec))) return st;
-  }
-
-  int n = 0;
-  for (int j = 0; j < rec->ncon; j++)
-    if (k->flag[j] & CACHE_NOW) k->live[n++] = j;
   *live = k->live;
   *nlive = n;
   return CD_OK;
 }
 
-void cd_contactCacheEnd(cdContactCache *k, cdContactSet *rec) {
+/* ---- the end of the step ---- */
+
+/* order[0 .. n - 1] sorted by the keys of rec (a merge sort; tmp holds n) */
+static void sortByKey(const cdContactSet *rec, int *order, int *tmp, int n) {
+  for (int width = 1; width < n; width *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * width) {
+      int mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int i = lo, j = mid, o = lo;
+      while (i < mid || j < hi) {
+        if (j == hi || (i < mid && cd_contactKeyCompare(&rec->con[order[i]], &rec->con[order[j]]) <= 0))
+          tmp[o++] = order[i++];
+        else
+          tmp[o++] = order[j++];
+      }
+    }
+    memcpy(order, tmp, (size_t)n * sizeof *order);
+  }
+}
+
+int cd_contactCacheEnd(cdContactCache *k, cdContactSet *rec) {
+  /* the contacts present in some substep, with the gap of the start of the step */
   int m = 0;
   for (int j = 0; j < rec->ncon; j++) {
-    if (!(k->flag[j] & CACHE_SEEN)) continue;
+    if (k->last[j] < k->first_stamp) continue;
     if (m != j) rec->con[m] = rec->con[j];
     rec->con[m].gap = k->gap0[j];
-    k->flag[m] = k->flag[j];
+    k->last[m] = k->last[j];
     m++;
   }
   rec->ncon = m;
+  if (k->sorted) return CD_OK;
+  /* a key was appended: the record in key order again (into spare, then swapped) */
+  int *order = k->live;
+  for (int j = 0; j < m; j++) order[j] = j;
+  sortByKey(rec, order, k->order_tmp, m);
+  cd_contactSetClear(&k->spare);
+  for (int j = 0; j < m; j++) {
+    cdContact *d = cd_contactSetPush(&k->spare);
+    if (!d) return CD_ERR_NOMEM;
+    *d = rec->con[order[j]];
+    k->order_tmp[j] = k->last[order[j]] == k->stamp; /* present at the last substep */
+  }
+  for (int j = 0; j < m; j++) k->last[j] = k->order_tmp[j] ? k->stamp : -1;
+  cdContactSet t = *rec;
+  *rec = k->spare;
+  k->spare = t;
+  return CD_OK;
 }

@@ -19,8 +19,9 @@
  * margin 1e-3 s + h (u_a + u_b) as long as every body keeps
  *     D_i + h u_i <= T U_i.
  * Before each substep the cache checks this for every body; when it fails (a collision sped
- * a body up beyond what the list covered) it collides in full again, at the poses of the
- * moment and over the rest of the step, and adds the new pairs. So every substep's contacts
+ * a body up beyond what the list covered) that body's pairs are made anew, at the poses of
+ * the moment (contact_cache.c: recollideBodies; a crowd of such bodies gets a full
+ * collision instead). So every substep's contacts
  * that touch (gap <= 0: every force) are exactly those a full collision would give, with the
  * same values, and in key order. (Positive-gap contacts too, except that the box-box
  * separating-axis test can report two boxes within the margin that are farther apart than it;
@@ -75,8 +76,8 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
                            double h, double remaining, cdContactSet *rec, const int **live, int *nlive);
 
 /* the end of the step: rec keeps the contacts present in some substep, each with the gap of
- * the start of the step (above) */
-void cd_contactCacheEnd(cdContactCache *k, cdContactSet *rec);
+ * the start of the step (above), sorted by key. CD_OK or CD_ERR_NOMEM. */
+int cd_contactCacheEnd(cdContactCache *k, cdContactSet *rec);
 
 /* the contacts the next cd_contactCacheBegin would start from (valid until the next call),
  * without touching the list or the record; NULL when memory runs out */

@@ -1,256 +1,295 @@
 /* problem.c: building the contact problem of a step (see problem.h) and applying its
  * solution.
  *
- * J^T (ndof x 3 ncon) is assembled directly in compressed-column form: column 3i + r is
- * row r of contact i (r = 0 normal, 1 t1, 2 t2), with at most 6 entries per moving body:
- *   d . v_b + (r_b x d) . w_b  -  d . v_a - (r_a x d) . w_a,    r = point - centre,
- * the relative velocity of b with respect to a at the contact point along d. Then
- *   W = M^-1 J^T   (cholmod_ssmult with the block-diagonal M^-1 read off the factor),
- *   G = J W        (cholmod_ssmult),
- * both sparse with O(ncon) entries when each body has a bounded number of contacts, and
- * G is copied into the 3x3 block form the solvers use. No dense ncon x ncon matrix and no
- * dense M^-1 is ever formed.
+ * M is block diagonal, one 6x6 block a moving body: m I3 and the world inertia R I R^T.
+ * Its inverse is per body and closed-form (1/m, and R I^-1 R^T from cdWorld.Iinv): the one
+ * representation of M^-1 in cdsim. Solvers that factor a matrix holding M (the velocity-space
+ * Newton methods: M + J^T D J) do so with CHOLMOD themselves.
+ *
+ * J: contact i and its side s (a, b) on moving body k has the 3x6 block
+ *     J_is = sign_s [ d^T , (r_s x d)^T ]  for d = n, t1, t2,    r_s = point - x_k,
+ * sign_a = -1, sign_b = +1: row d of J v is d . (relative velocity of b w.r.t. a at the point).
+ * The free velocity, g = J v_f + phi/dt, the effective normal masses and v+ = v_f + M^-1 J^T
+ * lambda all follow contact by contact and body by body: O(contacts + bodies).
+ *
+ * G (on demand, cd_contactProblemDelassus): G_ij = sum over the moving bodies k that contacts
+ * i and j share of J_ik M_k^-1 J_jk^T. Contacts are listed per body (adj, in contact order, so
+ * each list ascends); block row i is the merge of the lists of its two bodies, which gives its
+ * block columns in ascending order with the diagonal among them. A block costs 54 multiply-adds
+ * a shared body (J_ik M_k^-1 is formed once per contact side). Nothing is allocated once the
+ * arrays have grown to the largest step's size.
  */
 #include "problem_build.h"
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
-#include "linalg.h"
 #include "vec3.h"
 
-double cd_contactFriction(const cdScene *scene, const cdContact *c) {
-  cdMaterial m;
-  cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
-  return m.friction;
+/* grows *buf (elements of size sz) to hold n; 0 ok */
+static int grow(void *buf, size_t n, size_t sz) {
+  void **b = buf;
+  void *q = cd_realloc(*b, (n > 0 ? n : 1) * sz);
+  if (!q) return -1;
+  *b = q;
+  return 0;
 }
 
-/* J^T for the current contact set */
-static cholmod_sparse *jacobianT(const cdWorld *w, cholmod_common *cm) {
-  const cdContactSet *cs = &w->contacts;
-  int nc = cs->ncon;
-  cholmod_sparse *Jt =
-      cholmod_allocate_sparse((size_t)w->ndof, (size_t)nc * 3, (size_t)nc * 36, 1, 1, 0, CHOLMOD_REAL, cm);
-  if (!Jt) return NULL;
-  int *Jp = Jt->p, *Ji = Jt->i;
-  double *Jx = Jt->x;
-  int nz = 0;
-  for (int i = 0; i < nc; i++) {
-    const cdContact *c = &cs->con[i];
-    const double *dir[3] = {c->normal, c->t1, c->t2};
-    /* bodies in dof order so that row indices ascend within each column */
-    int side[2] = {0, 1};
-    int da = c->body[0] >= 0 ? w->dof[c->body[0]] : -1, db = w->dof[c->body[1]];
-    if (da > db) {
-      side[0] = 1;
-      side[1] = 0;
-    }
-    for (int r = 0; r < 3; r++) {
-      Jp[3 * i + r] = nz;
-      for (int s = 0; s < 2; s++) {
-        int k = side[s], body = c->body[k];
-        if (body < 0 || w->dof[body] < 0) continue;
-        double sign = k == 1 ? 1.0 : -1.0, arm[3], rxd[3];
-        cd_v3sub(arm, c->point, &w->x[3 * body]);
-        cd_v3cross(rxd, arm, dir[r]);
-        int o = w->dof[body];
-        for (int e = 0; e < 3; e++) {
-          Ji[nz] = o + e;
-          Jx[nz++] = sign * dir[r][e];
-        }
-        for (int e = 0; e < 3; e++) {
-          Ji[nz] = o + 3 + e;
-          Jx[nz++] = sign * rxd[e];
-        }
-      }
-    }
-  }
-  Jp[3 * nc] = nz;
-  return Jt;
+/* the per-contact and per-body arrays grow by half again when they must (never shrink): the
+ * contact count of a run changes a little from step to step, and must not realloc each time */
+static size_t grownSize(int want, int cap) {
+  size_t n = (size_t)(want > 0 ? want : 1), g = (size_t)cap + (size_t)cap / 2;
+  return n > g ? n : g;
 }
 
-/* copies the symmetric sparse G (3nc x 3nc, both triangles, sorted) into block form */
-static int toBlocks(const cholmod_sparse *G, int nc, cdBlockMatrix *B) {
-  const int *Gp = G->p, *Gi = G->i;
-  const double *Gx = G->x;
-  int *mark = cd_malloc((size_t)(nc > 0 ? nc : 1) * sizeof(int));
-  if (!mark) return CD_ERR_NOMEM;
-  for (int j = 0; j < nc; j++) mark[j] = -1;
-  /* count blocks per block row (row 3I+r of G is column 3I+r by symmetry) */
-  int nnzb = 0;
-  for (int I = 0; I < nc; I++) {
-    int cnt = 0;
-    for (int r = 0; r < 3; r++)
-      for (int p = Gp[3 * I + r]; p < Gp[3 * I + r + 1]; p++) {
-        int K = Gi[p] / 3;
-        if (mark[K] != I) {
-          mark[K] = I;
-          cnt++;
-        }
-      }
-    if (mark[I] != I) cnt++; /* the diagonal block is always stored */
-    nnzb += cnt;
-  }
-  cd_blockMatrixFree(B);
-  if (cd_blockMatrixAlloc(B, nc, nnzb)) {
-    cd_free(mark);
-    return CD_ERR_NOMEM;
-  }
-  for (int j = 0; j < nc; j++) mark[j] = -1;
-  int k = 0;
-  for (int I = 0; I < nc; I++) {
-    B->rowptr[I] = k;
-    /* columns ascend in G's sorted columns, merged over the three rows: collect, then sort */
-    int start = k;
-    for (int r = 0; r < 3; r++)
-      for (int p = Gp[3 * I + r]; p < Gp[3 * I + r + 1]; p++) {
-        int K = Gi[p] / 3;
-        if (mark[K] < start) {
-          mark[K] = k;
-          B->col[k++] = K;
-        }
-      }
-    if (mark[I] < start) {
-      mark[I] = k;
-      B->col[k++] = I;
-    }
-    /* insertion sort of this row's (few) block columns, then refresh positions */
-    for (int a = start + 1; a < k; a++) {
-      int v = B->col[a], b = a - 1;
-      while (b >= start && B->col[b] > v) {
-        B->col[b + 1] = B->col[b];
-        b--;
-      }
-      B->col[b + 1] = v;
-    }
-    for (int a = start; a < k; a++) {
-      mark[B->col[a]] = a;
-      if (B->col[a] == I) B->diag[I] = a;
-    }
-    for (int r = 0; r < 3; r++)
-      for (int p = Gp[3 * I + r]; p < Gp[3 * I + r + 1]; p++) {
-        int K = Gi[p] / 3, cidx = Gi[p] % 3;
-        B->val[9 * (size_t)mark[K] + 3 * (size_t)r + (size_t)cidx] = Gx[p];
-      }
-  }
-  B->rowptr[nc] = k;
-  cd_free(mark);
-  return CD_OK;
-}
-
-/* grows the per-contact arrays of the problem to hold nc contacts (never shrinks them: the
- * contact count of a run changes little from step to step). Every entry up to nc is written
- * by cd_problemBuild, so nothing is cleared here. */
-static int problemReserve(cdContactProblem *p, int nc) {
+static int reserveContacts(cdContactProblem *p, int nc) {
   if (nc <= p->cap && p->g) return CD_OK;
-  size_t n = (size_t)(nc > 0 ? nc : 1);
-  double *g = cd_realloc(p->g, 3 * n * sizeof(double));
-  if (g) p->g = g;
-  double *mu = g ? cd_realloc(p->mu, n * sizeof(double)) : NULL;
-  if (mu) p->mu = mu;
-  double *lambda = mu ? cd_realloc(p->lambda, 3 * n * sizeof(double)) : NULL;
-  if (!lambda) return CD_ERR_NOMEM;
-  p->lambda = lambda;
+  size_t n = grownSize(nc, p->cap);
+  if (grow(&p->g, 3 * n, sizeof(double)) || grow(&p->mu, n, sizeof(double)) ||
+      grow(&p->lambda, 3 * n, sizeof(double)) || grow(&p->meff, n, sizeof(double)) ||
+      grow(&p->cbody, 2 * n, sizeof(int)) || grow(&p->J, 36 * n, sizeof(double)) ||
+      grow(&p->adj, 2 * n, sizeof(int)) || grow(&p->JM, 36 * n, sizeof(double)))
+    return CD_ERR_NOMEM;
   p->cap = (int)n;
   return CD_OK;
 }
 
-int cd_problemFreeVelocity(const cdScene *scene, cdWorld *w, double dt) {
-  if (w->ndof == 0) return CD_OK;
-  /* f = (m g, -w x I w) per moving body; v_f = v + dt M^-1 f (sdmult may not work in
-   * place: f has a buffer of its own) */
-  double *f = w->fext, *v = w->vf;
+static int reserveBodies(cdContactProblem *p, int nb) {
+  if (nb <= p->body_cap && p->minv) return CD_OK;
+  size_t n = grownSize(nb, p->body_cap);
+  if (grow(&p->minv, n, sizeof(double)) || grow(&p->Iinv, 9 * n, sizeof(double)) ||
+      grow(&p->vf, 6 * n, sizeof(double)) || grow(&p->adj_ptr, n + 1, sizeof(int)))
+    return CD_ERR_NOMEM;
+  p->body_cap = (int)n;
+  return CD_OK;
+}
+
+/* v_f = v + dt M^-1 (m g, -w x I w) per moving body (the gyroscopic term explicit) */
+static void freeVelocity(const cdScene *scene, const cdWorld *w, double dt, cdContactProblem *p) {
   for (int i = 0; i < w->nbody; i++) {
     int o = w->dof[i];
     if (o < 0) continue;
+    int k = o / 6;
     const cdBodyDef *b = &scene->body[i];
-    const double *om = &w->v[6 * i + 3];
-    double Iw[9], Io[3], gyro[3];
+    const double *v = &w->v[6 * i], *om = &w->v[6 * i + 3], *Ii = &w->Iinv[9 * (size_t)i];
+    double *vf = &p->vf[6 * k];
+    double Iw[9], Io[3], gyro[3], dw[3];
+    p->minv[k] = 1.0 / b->mass;
+    memcpy(&p->Iinv[9 * k], Ii, 9 * sizeof(double));
     cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
     cd_m3mulv(Io, Iw, om);
     cd_v3cross(gyro, om, Io);
+    cd_m3mulv(dw, Ii, gyro);
     for (int e = 0; e < 3; e++) {
-      f[o + e] = b->mass * scene->gravity[e];
-      f[o + 3 + e] = -gyro[e];
+      vf[e] = v[e] + dt * scene->gravity[e];
+      vf[3 + e] = om[e] - dt * dw[e];
     }
-    memcpy(&v[o], &w->v[6 * i], 6 * sizeof(double));
   }
-  cholmod_dense F = cd_denseView(f, w->ndof), V = cd_denseView(v, w->ndof);
-  double one[2] = {1, 0}, h[2] = {dt, 0};
-  return cholmod_sdmult(w->Minv, 0, h, one, &F, &V, &w->cm) ? CD_OK : CD_ERR_NOMEM;
 }
 
-/* an upper bound on the 3x3 blocks of G = J M^-1 J^T: contacts i and j couple when they
- * share a moving body, so at most sum over moving bodies of (its contacts)^2 blocks */
-static int delassusBlocks(const cdWorld *w, double *blocks) {
-  int *count = cd_calloc((size_t)(w->nbody > 0 ? w->nbody : 1), sizeof *count);
-  if (!count) return CD_ERR_NOMEM;
-  for (int i = 0; i < w->contacts.ncon; i++)
-    for (int s = 0; s < 2; s++) {
-      int b = w->contacts.con[i].body[s];
-      if (b >= 0 && w->dof[b] >= 0) count[b]++;
-    }
-  double sum = 0;
-  for (int b = 0; b < w->nbody; b++) sum += (double)count[b] * (double)count[b];
-  cd_free(count);
-  *blocks = sum;
-  return CD_OK;
-}
-
-int cd_problemBuild(const cdScene *scene, cdWorld *w, double dt, cdProblemWork *pw) {
+int cd_problemBuild(const cdScene *scene, cdWorld *w, double dt) {
   cdContactProblem *p = &w->cp;
-  int nc = w->contacts.ncon;
-  memset(pw, 0, sizeof *pw);
-  if (problemReserve(p, nc)) return CD_ERR_NOMEM;
+  const cdContactSet *cs = &w->contacts;
+  int nc = cs->ncon, nb = w->ndof / 6;
+  if (reserveContacts(p, nc) || reserveBodies(p, nb)) return CD_ERR_NOMEM;
   p->ncon = nc;
-  if (nc == 0) {
-    cd_blockMatrixFree(&p->G);
-    return CD_OK;
+  p->nbody = nb;
+  freeVelocity(scene, w, dt, p);
+
+  /* contacts per moving body: the work limit (world.h) before anything else */
+  int *cnt = p->adj_ptr;
+  memset(cnt, 0, ((size_t)nb + 1) * sizeof(int));
+  double blocks = 0;
+  for (int i = 0; i < nc; i++)
+    for (int s = 0; s < 2; s++) {
+      int b = cs->con[i].body[s];
+      int k = b >= 0 && w->dof[b] >= 0 ? w->dof[b] / 6 : -1;
+      p->cbody[2 * i + s] = k;
+      if (k >= 0) cnt[k + 1]++;
+    }
+  for (int k = 0; k < nb; k++) {
+    blocks += (double)cnt[k + 1] * (double)cnt[k + 1];
+    cnt[k + 1] += cnt[k];
   }
-  double blocks;
-  if (delassusBlocks(w, &blocks)) return CD_ERR_NOMEM;
   if (blocks > CD_WORLD_MAX_DELASSUS_BLOCKS) return CD_ERR_LIMIT;
-  cholmod_common *cm = &w->cm;
-  pw->Jt = jacobianT(w, cm);
-  if (!pw->Jt) return CD_ERR_NOMEM;
-  pw->J = cholmod_transpose(pw->Jt, 1, cm);
-  pw->W = pw->J ? cholmod_ssmult(w->Minv, pw->Jt, 0, 1, 1, cm) : NULL;
-  cholmod_sparse *G = pw->W ? cholmod_ssmult(pw->J, pw->W, 0, 1, 1, cm) : NULL;
-  if (!G) return CD_ERR_NOMEM;
-  int st = toBlocks(G, nc, &p->G);
-  cholmod_free_sparse(&G, cm);
-  if (st) return st;
-  /* g = J v_f + (phi/dt, 0, 0) */
-  cholmod_dense VF = cd_denseView(w->vf, w->ndof), Gv = cd_denseView(p->g, 3 * nc);
-  double one[2] = {1, 0}, zero[2] = {0, 0};
-  if (!cholmod_sdmult(pw->J, 0, one, zero, &VF, &Gv, cm)) return CD_ERR_NOMEM;
+
+  double vmax = 0;
   for (int i = 0; i < nc; i++) {
-    const cdContact *c = &w->contacts.con[i];
-    p->g[3 * i] += c->gap / dt;
-    p->mu[i] = cd_contactFriction(scene, c);
+    const cdContact *c = &cs->con[i];
+    const double *dir[3] = {c->normal, c->t1, c->t2};
+    double gi[3] = {c->gap / dt, 0, 0}, gnn = 0;
+    for (int s = 0; s < 2; s++) {
+      double *Jb = &p->J[36 * (size_t)i + 18 * (size_t)s];
+      int k = p->cbody[2 * i + s];
+      if (k < 0) {
+        memset(Jb, 0, 18 * sizeof(double));
+        continue;
+      }
+      int b = c->body[s];
+      double sign = s == 1 ? 1.0 : -1.0, arm[3], rxd[3], Ir[3];
+      cd_v3sub(arm, c->point, &w->x[3 * b]);
+      const double *vf = &p->vf[6 * k];
+      for (int r = 0; r < 3; r++) {
+        cd_v3cross(rxd, arm, dir[r]);
+        double *row = &Jb[6 * r];
+        for (int e = 0; e < 3; e++) {
+          row[e] = sign * dir[r][e];
+          row[3 + e] = sign * rxd[e];
+        }
+        gi[r] += row[0] * vf[0] + row[1] * vf[1] + row[2] * vf[2] + row[3] * vf[3] + row[4] * vf[4] + row[5] * vf[5];
+        if (r == 0) {
+          cd_m3mulv(Ir, &p->Iinv[9 * k], rxd);
+          gnn += p->minv[k] + cd_v3dot(rxd, Ir);
+        }
+      }
+    }
+    for (int r = 0; r < 3; r++) {
+      p->g[3 * i + r] = gi[r];
+      vmax = fabs(gi[r]) > vmax ? fabs(gi[r]) : vmax;
+    }
+    p->meff[i] = gnn > 0 ? 1.0 / gnn : 1.0;
+    p->mu[i] = cd_worldFriction(scene, w, c->body[0], c->body[1]);
     memcpy(&p->lambda[3 * i], c->lambda, 3 * sizeof(double));
   }
+  p->vscale = vmax > 0 ? vmax : 1.0;
+  p->delassus_pending = nc > 0;
+  if (nc == 0) p->G.nblock = p->G.nnzb = 0;
   return CD_OK;
 }
 
-int cd_problemApply(cdWorld *w, cdProblemWork *pw) {
-  cdContactProblem *p = &w->cp;
-  int nc = p->ncon;
-  double *v = w->vf; /* v+ = v_f + W lambda, accumulated in place of v_f */
-  if (nc > 0) {
-    cholmod_dense L = cd_denseView(p->lambda, 3 * nc), V = cd_denseView(v, w->ndof);
-    double one[2] = {1, 0};
-    if (!cholmod_sdmult(pw->W, 0, one, one, &L, &V, &w->cm)) return CD_ERR_NOMEM;
-    for (int i = 0; i < nc; i++) memcpy(w->contacts.con[i].lambda, &p->lambda[3 * i], 3 * sizeof(double));
+/* G_ij += J M^-1 of side si of contact i (JM) times J of side sj of contact j, transposed */
+static inline void addBlock(double *Gb, const double *JMi, const double *Jj) {
+  for (int r = 0; r < 3; r++) {
+    const double *a = &JMi[6 * r];
+    for (int c = 0; c < 3; c++) {
+      const double *b = &Jj[6 * c];
+      Gb[3 * r + c] += a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+    }
   }
-  for (int i = 0; i < w->nbody; i++)
-    if (w->dof[i] >= 0) memcpy(&w->v[6 * i], &v[w->dof[i]], 6 * sizeof(double));
+}
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int cd_contactProblemDelassus(cdContactProblem *p) {
+  if (!p->delassus_pending) return CD_OK;
+  double t0 = seconds();
+  int nc = p->ncon, nb = p->nbody;
+  const int *ptr = p->adj_ptr;
+  /* the lists: contact i's side s as 2 i + s, in contact order (ptr[k] .. ptr[k+1]-1); the
+   * fill uses ptr shifted by one slot, restored by the fill itself */
+  int *fill = p->adj_ptr;
+  for (int k = nb; k > 0; k--) fill[k] = fill[k - 1];
+  fill[0] = 0;
+  for (int i = 0; i < nc; i++)
+    for (int s = 0; s < 2; s++) {
+      int k = p->cbody[2 * i + s];
+      if (k >= 0) p->adj[fill[k + 1]++] = 2 * i + s;
+    }
+  /* J M^-1 per contact side */
+  for (int i = 0; i < nc; i++)
+    for (int s = 0; s < 2; s++) {
+      int k = p->cbody[2 * i + s];
+      if (k < 0) continue;
+      const double *Jb = &p->J[36 * (size_t)i + 18 * (size_t)s], *Ii = &p->Iinv[9 * (size_t)k];
+      double *JMb = &p->JM[36 * (size_t)i + 18 * (size_t)s];
+      for (int r = 0; r < 3; r++) {
+        for (int e = 0; e < 3; e++) JMb[6 * r + e] = p->minv[k] * Jb[6 * r + e];
+        cd_m3mulv(&JMb[6 * r + 3], Ii, &Jb[6 * r + 3]); /* Iinv symmetric: row of J_ang Iinv */
+      }
+    }
+  /* block rows by merging the two bodies' lists: first the count of each row, then the
+   * blocks (i, j >= i), each written at its place in row i and, transposed, in row j (the
+   * rows are filled in order, so row j's blocks left of its diagonal arrive in ascending i) */
+  if (cd_blockMatrixReserve(&p->G, nc, 0)) return CD_ERR_NOMEM;
+  int total = 0;
+  for (int i = 0; i < nc; i++) {
+    int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
+    int a0 = ka >= 0 ? ptr[ka] : 0, a1 = ka >= 0 ? ptr[ka + 1] : 0;
+    int b0 = kb >= 0 ? ptr[kb] : 0, b1 = kb >= 0 ? ptr[kb + 1] : 0;
+    p->G.rowptr[i] = total;
+    while (a0 < a1 || b0 < b1) {
+      int ea = a0 < a1 ? p->adj[a0] >> 1 : nc, eb = b0 < b1 ? p->adj[b0] >> 1 : nc;
+      int j = ea < eb ? ea : eb;
+      a0 += ea == j;
+      b0 += eb == j;
+      total++;
+    }
+  }
+  p->G.rowptr[nc] = total;
+  if (cd_blockMatrixReserve(&p->G, nc, total)) return CD_ERR_NOMEM;
+  int *next = p->G.diag; /* the fill cursor of each row, then the index of its diagonal */
+  p->G.nblock = nc;
+  p->G.nnzb = total;
+  for (int i = 0; i < nc; i++) next[i] = p->G.rowptr[i];
+  for (int i = 0; i < nc; i++) {
+    int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
+    int a0 = ka >= 0 ? ptr[ka] : 0, a1 = ka >= 0 ? ptr[ka + 1] : 0;
+    int b0 = kb >= 0 ? ptr[kb] : 0, b1 = kb >= 0 ? ptr[kb + 1] : 0, kdiag = 0;
+    while (a0 < a1 || b0 < b1) {
+      int ea = a0 < a1 ? p->adj[a0] : 2 * nc + 2, eb = b0 < b1 ? p->adj[b0] : 2 * nc + 2;
+      int j = (ea < eb ? ea : eb) >> 1;
+      if (j >= i) {
+        int k = next[i]++;
+        if (j == i) kdiag = k;
+        double *Gb = &p->G.val[9 * (size_t)k];
+        memset(Gb, 0, 9 * sizeof(double));
+        if (ea >> 1 == j) addBlock(Gb, &p->JM[36 * (size_t)i], &p->J[36 * (size_t)j + 18 * (size_t)(ea & 1)]);
+        if (eb >> 1 == j) addBlock(Gb, &p->JM[36 * (size_t)i + 18], &p->J[36 * (size_t)j + 18 * (size_t)(eb & 1)]);
+        p->G.col[k] = j;
+        if (j > i) {
+          int kt = next[j]++;
+          double *Gt = &p->G.val[9 * (size_t)kt];
+          for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) Gt[3 * c + r] = Gb[3 * r + c];
+          p->G.col[kt] = i;
+        }
+      }
+      a0 += ea >> 1 == j;
+      b0 += eb >> 1 == j;
+    }
+    next[i] = kdiag; /* row i is complete: rows after it write only into their own rows */
+  }
+
+  p->delassus_pending = 0;
+  p->time_delassus += seconds() - t0;
   return CD_OK;
 }
 
-void cd_problemWorkFree(cdWorld *w, cdProblemWork *pw) {
-  cholmod_free_sparse(&pw->Jt, &w->cm);
-  cholmod_free_sparse(&pw->J, &w->cm);
-  cholmod_free_sparse(&pw->W, &w->cm);
+int cd_problemApply(cdWorld *w) {
+  cdContactProblem *p = &w->cp;
+  int nc = p->ncon, nb = p->nbody;
+  /* P_k = sum of J_ik^T lambda_i over the contacts on body k, accumulated in place of v_f's
+   * slot after scaling: v+ = v_f + M_k^-1 P_k */
+  double *P = w->impulse;
+  memset(P, 0, 6 * (size_t)nb * sizeof(double));
+  for (int i = 0; i < nc; i++) {
+    const double *l = &p->lambda[3 * i];
+    for (int s = 0; s < 2; s++) {
+      int k = p->cbody[2 * i + s];
+      if (k < 0) continue;
+      const double *Jb = &p->J[36 * (size_t)i + 18 * (size_t)s];
+      double *Pk = &P[6 * k];
+      for (int e = 0; e < 6; e++) Pk[e] += Jb[e] * l[0] + Jb[6 + e] * l[1] + Jb[12 + e] * l[2];
+    }
+    memcpy(w->contacts.con[i].lambda, l, 3 * sizeof(double));
+  }
+  for (int i = 0; i < w->nbody; i++) {
+    int o = w->dof[i];
+    if (o < 0) continue;
+    int k = o / 6;
+    const double *vf = &p->vf[6 * k], *Pk = &P[6 * k];
+    double *v = &w->v[6 * i], dw[3];
+    cd_m3mulv(dw, &p->Iinv[9 * k], &Pk[3]);
+    for (int e = 0; e < 3; e++) {
+      v[e] = vf[e] + p->minv[k] * Pk[e];
+      v[3 + e] = vf[3 + e] + dw[e];
+    }
+  }
+  return CD_OK;
 }

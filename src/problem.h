@@ -2,7 +2,7 @@
  *
  * Unknowns: the contact impulses lambda_i = (l_n, l_t1, l_t2) on body b of contact i, in
  * its frame (n, t1, t2), N s. With v_f = v + dt M^-1 (f_ext - omega x I omega) the free
- * velocity and J (3 ncon x ndof) the contact Jacobian (rows: the normal and tangential
+ * velocity and J (3 ncon x 6 nbody) the contact Jacobian (rows: the normal and tangential
  * relative velocity of b w.r.t. a at the contact point), the post-step velocity is
  *     v+ = v_f + M^-1 J^T lambda,       c = J v+ = G lambda + J v_f,
  * with the Delassus operator G = J M^-1 J^T (3x3 blocks, symmetric PSD). The vector
@@ -10,11 +10,25 @@
  * is the seeds' b (LCP, 000/004) and g (CCP, 001): the stabilised contact velocity.
  * Component order (normal, t1, t2) per contact matches the Siconos / FCLIB local problems
  * (u = W r + q with W = G, q = g), so the peer collections feed the same solvers.
+ *
+ * Two forms of the same problem:
+ *  - contact space (every problem): G, g, mu. G of a simulation step is built on demand
+ *    (cd_contactProblemDelassus): a solver that works in velocity space never pays for it.
+ *  - velocity space (problems of a simulation step; nbody = 0 for a problem read from a
+ *    file): per moving body its inverse mass and world inverse inertia, per contact the two
+ *    3x6 Jacobian blocks and the bodies they act on, and v_f. Seed 001's primal
+ *    min 1/2 ||v - v_f||^2_M s.t. J v + (phi/dt) e_n in K* is posed on these.
+ *
+ * The residual scales (one residual for every model, dimensionless and relative; DESIGN §4):
+ *  - meff_i = 1 / G_ii[n,n] (kg), the effective mass of contact i along its normal: an
+ *    impulse lambda_i (N s) is compared with velocities (m/s) as lambda_i / meff_i;
+ *  - vscale = ||g||_inf (m/s; 1 m/s when g = 0), the size of the free contact velocity.
+ * Every backend reports max over its complementarity pairs of the mismatch in m/s divided by
+ * vscale (cone.h for the CCP, lcp.h for the LCP): scaling every mass of a scene by a factor
+ * scales lambda and meff alike and leaves the residual, hence every stopping rule, unchanged.
  */
 #ifndef CD_PROBLEM_H
 #define CD_PROBLEM_H
-
-#include <cholmod.h>
 
 /* a square block-sparse matrix of 3x3 blocks (block CSR): block row i holds blocks
  * (i, col[k]) for k in rowptr[i] .. rowptr[i+1]-1, columns ascending, the diagonal block
@@ -26,9 +40,13 @@ typedef struct cdBlockMatrix {
   int *col;     /* (nnzb) */
   double *val;  /* (nnzb x 9) each block row-major */
   int *diag;    /* (nblock) index k of the diagonal block of each row */
+  int rcap, bcap; /* rows and blocks the arrays hold (>= nblock, nnzb), for reuse */
 } cdBlockMatrix;
 
 int cd_blockMatrixAlloc(cdBlockMatrix *m, int nblock, int nnzb); /* 0 ok, -1 no memory */
+/* grows the arrays (never shrinks them) to hold nblock rows and nnzb blocks; the contents
+ * are undefined afterwards. 0 ok, -1 no memory (m unchanged) */
+int cd_blockMatrixReserve(cdBlockMatrix *m, int nblock, int nnzb);
 void cd_blockMatrixFree(cdBlockMatrix *m);
 /* y = G x (x, y: 3 nblock); y must not alias x */
 void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y);
@@ -36,13 +54,39 @@ void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y);
 /* a contact-space problem: what every impulse solver sees (and what a peer file holds) */
 typedef struct cdContactProblem {
   int ncon;          /* contacts */
-  cdBlockMatrix G;   /* (ncon x ncon blocks) Delassus operator J M^-1 J^T */
+  cdBlockMatrix G;   /* (ncon x ncon blocks) Delassus operator J M^-1 J^T; see delassus_pending */
+  int delassus_pending; /* 1 while G is still to be built from the velocity-space form */
   double *g;         /* (3 ncon) stabilised free contact velocity, m/s */
   double *mu;        /* (ncon) friction coefficient of each contact */
   double *lambda;    /* (3 ncon) impulses: warm start in, solution out, N s */
-  int cap;           /* contacts the arrays g, mu, lambda hold (>= ncon), for reuse */
+  double *meff;      /* (ncon) effective normal mass 1 / G_ii[0], kg; NULL: read off G's diagonal */
+  double vscale;     /* ||g||_inf (1 when g = 0), m/s; <= 0: not computed (cd_contactProblemVelocityScale) */
+  int cap;           /* contacts the per-contact arrays hold (>= ncon), for reuse */
+  /* velocity-space form; nbody = 0 when absent */
+  int nbody;         /* moving bodies, 6 dofs each (linear, angular; world frame) */
+  int *cbody;        /* (ncon x 2) moving body of side a and side b of each contact, -1 for
+                        the ground or a fixed body */
+  double *J;         /* (ncon x 2 x 18) the 3x6 Jacobian block of each side, row-major: rows
+                        (n, t1, t2), columns (v, omega); side a carries the minus sign */
+  double *minv;      /* (nbody) inverse mass, 1/kg */
+  double *Iinv;      /* (nbody x 9) inverse world inertia, row-major, 1/(kg m^2) */
+  double *vf;        /* (6 nbody) free velocity: linear m/s, angular rad/s */
+  int body_cap;      /* bodies the per-body arrays hold */
+  /* workspace of the on-demand Delassus build (problem.c) */
+  int *adj_ptr;      /* (body_cap + 1) contacts on each moving body ... */
+  int *adj;          /* (2 cap) ... as 2 contact + side, ascending */
+  double *JM;        /* (cap x 2 x 18) J M^-1 of each side, row-major like J */
+  double time_delassus; /* seconds spent building G, added up over the run (a build-stage cost) */
 } cdContactProblem;
 
+/* builds G from the velocity-space form when it is still pending (O(sum over moving bodies of
+ * contacts^2) blocks, no allocation once the workspace has grown); a solver that needs G calls
+ * this first. CD_OK or CD_ERR_NOMEM. */
+int cd_contactProblemDelassus(cdContactProblem *p);
+/* the residual's velocity scale: p->vscale, or ||g||_inf (1 when 0) computed when absent */
+double cd_contactProblemVelocityScale(const cdContactProblem *p);
+/* meff of contact i (from p->meff, else from G's diagonal block) */
+double cd_contactProblemMeff(const cdContactProblem *p, int i);
 void cd_contactProblemFree(cdContactProblem *p);
 
 #endif

@@ -1,4 +1,5 @@
 /* problem_block.c: the 3x3 block-sparse matrix and the contact-space problem storage. */
+#include <math.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -15,6 +16,35 @@ int cd_blockMatrixAlloc(cdBlockMatrix *m, int nblock, int nnzb) {
   if (!m->rowptr || !m->col || !m->val || !m->diag) {
     cd_blockMatrixFree(m);
     return -1;
+  }
+  m->rcap = nblock;
+  m->bcap = nnzb;
+  return 0;
+}
+
+int cd_blockMatrixReserve(cdBlockMatrix *m, int nblock, int nnzb) {
+  /* by half again at least, so that a slowly growing contact set does not realloc each step */
+  if (!m->rowptr || nblock > m->rcap) {
+    size_t n = (size_t)(nblock > 0 ? nblock : 1), g = (size_t)m->rcap + (size_t)m->rcap / 2;
+    if (g > n) n = g;
+    int *rp = cd_realloc(m->rowptr, (n + 1) * sizeof(int));
+    if (!rp) return -1;
+    m->rowptr = rp;
+    int *dg = cd_realloc(m->diag, n * sizeof(int));
+    if (!dg) return -1;
+    m->diag = dg;
+    m->rcap = (int)n;
+  }
+  if (!m->col || nnzb > m->bcap) {
+    size_t n = (size_t)(nnzb > 0 ? nnzb : 1), g = (size_t)m->bcap + (size_t)m->bcap / 2;
+    if (g > n) n = g;
+    int *c = cd_realloc(m->col, n * sizeof(int));
+    if (!c) return -1;
+    m->col = c;
+    double *v = cd_realloc(m->val, 9 * n * sizeof(double));
+    if (!v) return -1;
+    m->val = v;
+    m->bcap = (int)n;
   }
   return 0;
 }
@@ -42,10 +72,35 @@ void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y) {
   }
 }
 
+double cd_contactProblemVelocityScale(const cdContactProblem *p) {
+  if (p->vscale > 0) return p->vscale;
+  double m = 0.0;
+  for (int k = 0; k < 3 * p->ncon; k++) {
+    double a = fabs(p->g[k]);
+    m = a > m ? a : m;
+  }
+  return m > 0 ? m : 1.0;
+}
+
+double cd_contactProblemMeff(const cdContactProblem *p, int i) {
+  double gnn = p->meff ? 0.0 : p->G.val[9 * (size_t)p->G.diag[i]];
+  if (p->meff) return p->meff[i];
+  return gnn > 0 ? 1.0 / gnn : 1.0;
+}
+
 void cd_contactProblemFree(cdContactProblem *p) {
   cd_blockMatrixFree(&p->G);
   cd_free(p->g);
   cd_free(p->mu);
   cd_free(p->lambda);
+  cd_free(p->meff);
+  cd_free(p->cbody);
+  cd_free(p->J);
+  cd_free(p->minv);
+  cd_free(p->Iinv);
+  cd_free(p->vf);
+  cd_free(p->adj_ptr);
+  cd_free(p->adj);
+  cd_free(p->JM);
   memset(p, 0, sizeof *p);
 }

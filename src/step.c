@@ -11,6 +11,7 @@
  * by its angular velocity (vec3.h cd_quatIntegrate).
  */
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "contact_cache.h"
@@ -18,21 +19,19 @@
 #include "vec3.h"
 #include "world.h"
 
-/* a body whose principal moments are equal: its world inertia I R R^T = I does not turn
- * (world.c keeps M so too) */
-static int isotropic(const cdBodyDef *b) { return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2]; }
-
-/* positions and orientations forward by h at the current velocities; the inverse world
- * inertia (w->Iinv, read by the force models) follows the rotation unless it is isotropic */
+/* positions and orientations forward by h at the current velocities */
 static void integratePositions(const cdScene *scene, cdWorld *w, double h) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     cd_v3addScaled(&w->x[3 * i], &w->x[3 * i], &w->v[6 * i], h);
     cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
     cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
-    if (!isotropic(&scene->body[i])) cd_worldUpdateInertia(scene, w, i);
+    cd_worldUpdateInertia(scene, w, i);
   }
 }
+
+/* a body whose principal moments are equal: I_world = R I R^T = I does not turn */
+static int isotropic(const cdBodyDef *b) { return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2]; }
 
 /* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal); an
  * isotropic body has no gyroscopic torque (w x I w = I w x w = 0) */
@@ -77,32 +76,43 @@ static void postVelocities(cdWorld *w) {
   }
 }
 
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* the contacts of the current poses, with the previous set's values carried by key */
 static int collide(const cdScene *scene, cdWorld *w, double h) {
+  double t0 = seconds();
   cdContactSet tmp = w->previous;
   w->previous = w->contacts;
   w->contacts = tmp;
   if (w->contacts.nalpha != w->previous.nalpha && cd_contactSetSetAlpha(&w->contacts, w->previous.nalpha))
     return CD_ERR_NOMEM;
   int st = cd_collide(w->collider, scene, w->x, w->R, w->v, h, &w->contacts);
-  if (st) return st;
-  cd_contactSetCarry(&w->contacts, &w->previous);
-  return CD_OK;
+  if (!st) cd_contactSetCarry(&w->contacts, &w->previous);
+  w->time_collide += seconds() - t0;
+  return st;
 }
 
 static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt,
                        cdSolveStats *stats) {
   int st = collide(scene, w, dt);
   if (st) return st;
-  if (!w->m_constant && (st = cd_worldFactorMass(scene, w))) return st;
-  if ((st = cd_problemFreeVelocity(scene, w, dt))) return st;
-  cdProblemWork pw;
-  st = cd_problemBuild(scene, w, dt, &pw);
-  if (!st && w->cp.ncon > 0) st = be->solve(bs, &w->cp, &w->contacts, stats);
-  stats->substeps = 1;
-  if (!st) st = cd_problemApply(w, &pw);
-  cd_problemWorkFree(w, &pw);
+  double t0 = seconds();
+  st = cd_problemBuild(scene, w, dt);
+  double t1 = seconds(), tg = w->cp.time_delassus;
+  w->time_build += t1 - t0;
   if (st) return st;
+  if (w->cp.ncon > 0) st = be->solve(bs, &w->cp, &w->contacts, stats);
+  /* G, when the solver asked for it, is part of the build */
+  double tg_step = w->cp.time_delassus - tg;
+  w->time_solve += seconds() - t1 - tg_step;
+  w->time_build += tg_step;
+  stats->substeps = 1;
+  if (st) return st;
+  if ((st = cd_problemApply(w))) return st;
   postVelocities(w);
   integratePositions(scene, w, dt);
   return CD_OK;
@@ -116,10 +126,12 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
                      cdSolveStats *stats) {
   cdContactCache *k = cd_colliderCache(w->collider, scene);
   if (!k) return CD_ERR_NOMEM;
+  double t0 = seconds();
   cdContactSet tmp = w->previous;
   w->previous = w->contacts;
   w->contacts = tmp;
   int st = cd_contactCacheBegin(k, w->collider, scene, w, dt, &w->contacts, &w->previous);
+  w->time_collide += seconds() - t0;
   if (st) return st;
   int n = be->substeps(bs, scene, w, &w->contacts, dt);
   if (n == CD_ERR_NOMEM) return n;
@@ -133,13 +145,18 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
   for (int s = 0; s < n; s++) {
     const int *live;
     int nlive;
+    double ts = seconds();
     if ((st = cd_contactCacheSubstep(k, w->collider, scene, w, h, (n - s) * h, &w->contacts, &live, &nlive)))
       return st;
+    double t1 = seconds();
+    w->time_collide += t1 - ts;
     memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
-    if ((st = be->forces(bs, scene, w, &w->contacts, live, nlive, h, stats))) return st;
+    st = be->forces(bs, scene, w, &w->contacts, live, nlive, h, stats);
+    w->time_solve += seconds() - t1;
+    if (st) return st;
     integrateForces(scene, w, h);
     if (s == n - 1) {
-      cd_contactCacheEnd(k, &w->contacts);
+      if ((st = cd_contactCacheEnd(k, &w->contacts))) return st;
       postVelocities(w);
     }
     integratePositions(scene, w, h);
@@ -168,5 +185,6 @@ int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, voi
   w->time = (double)w->step * dt;
   if (!stats->converged) w->warn_nonconverged++;
   w->warn_fallback += stats->fallbacks;
+  w->warn_cholmod += stats->cholmod_warnings;
   return CD_OK;
 }

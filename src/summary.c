@@ -33,8 +33,12 @@ void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st) {
   }
 }
 
-void cd_summaryFinish(cdSummary *s, const cdScene *scene, const cdWorld *w, double wall_time) {
+void cd_summaryFinish(cdSummary *s, const cdScene *scene, const cdWorld *w, double wall_time, double time_record) {
   s->wall_time = wall_time;
+  s->time_collide = w->time_collide;
+  s->time_build = w->time_build;
+  s->time_solve = w->time_solve;
+  s->time_record = time_record;
   s->contacts_mean = s->steps ? s->sum_contacts / (double)s->steps : 0;
   s->iterations_mean = s->steps ? s->sum_iterations / (double)s->steps : 0;
   s->kinetic_energy_final = cd_worldKineticEnergy(scene, w);

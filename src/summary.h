@@ -21,12 +21,15 @@ typedef struct cdSummary {
                                loaded (l_n > 0) and sliding (|v_t| > 1e-3 m/s) in the step
                                before, m: the CCP's hover */
   double kinetic_energy_final; /* J */
+  /* where the wall time went, s (cdWorld's stage times; time_record is the run loop's time
+   * in the recorder): the rest of wall_time is integration, bookkeeping and progress */
+  double time_collide, time_build, time_solve, time_record;
   double sum_contacts, sum_iterations; /* accumulators */
 } cdSummary;
 
 void cd_summaryInit(cdSummary *s);
 /* after each step: w->contacts are that step's contacts, w->previous the step before's */
 void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st);
-void cd_summaryFinish(cdSummary *s, const cdScene *scene, const cdWorld *w, double wall_time);
+void cd_summaryFinish(cdSummary *s, const cdScene *scene, const cdWorld *w, double wall_time, double time_record);
 
 #endif

@@ -1,12 +1,8 @@
-/* world.c: making and freeing the world; the mass matrix and its CHOLMOD factor.
+/* world.c: making and freeing the world; the per-body inverse inertia; the friction table.
  *
- * M (ndof x ndof) is block diagonal: per moving body m I3 on the linear dofs and the world
- * inertia R diag(I) R^T on the angular ones. Its pattern is fixed, so it is analysed once
- * (natural ordering: a block-diagonal matrix has no fill) and factorized whenever its values
- * change, which is every step only when some body has an anisotropic inertia (a box with
- * unequal sides) that turns with it. M^-1, needed as a sparse matrix for W = M^-1 J^T, is
- * read off the factor with six solves: the right-hand side e_c summed over all bodies
- * yields column c of every diagonal block at once, since the blocks do not couple.
+ * M^-1 is kept per body in closed form: 1/m, and R diag(1/I) R^T updated whenever the body
+ * turns (cd_worldUpdateInertia). The contact problem (problem.c) and the force integrator use
+ * it; nothing else holds M^-1.
  */
 #include "world.h"
 
@@ -16,10 +12,6 @@
 #include "alloc.h"
 #include "linalg.h"
 #include "vec3.h"
-
-static int isotropic(const cdBodyDef *b) {
-  return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2];
-}
 
 /* world inverse inertia of body i from its rotation */
 void cd_worldUpdateInertia(const cdScene *scene, cdWorld *w, int i) {
@@ -33,95 +25,31 @@ void cd_worldUpdateInertia(const cdScene *scene, cdWorld *w, int i) {
   cd_m3rotateDiag(Ii, &w->R[9 * (size_t)i], d);
 }
 
-/* the pattern of M, upper triangle, values filled by cd_worldFactorMass */
-static cholmod_sparse *massPattern(cdWorld *w) {
-  int nmov = w->ndof / 6;
-  cholmod_sparse *M = cholmod_allocate_sparse((size_t)w->ndof, (size_t)w->ndof, (size_t)nmov * 9, 1, 1, 1,
-                                              CHOLMOD_REAL, &w->cm);
-  if (!M) return NULL;
-  int *Mp = M->p, *Mi = M->i;
-  int nz = 0;
-  for (int k = 0; k < nmov; k++) {
-    int o = 6 * k;
-    for (int c = 0; c < 3; c++) {
-      Mp[o + c] = nz;
-      Mi[nz++] = o + c;
-    }
-    for (int c = 3; c < 6; c++) {
-      Mp[o + c] = nz;
-      for (int r = 3; r <= c; r++) Mi[nz++] = o + r;
-    }
-  }
-  Mp[w->ndof] = nz;
-  return M;
+/* the friction table, when the materials are few enough (64^2 entries at most) */
+#define CD_WORLD_MAX_TABLE_MATERIALS 64
+
+double cd_worldFriction(const cdScene *scene, const cdWorld *w, int a, int b) {
+  int ma = a < 0 ? scene->ground_material : scene->body[a].material;
+  int mb = b < 0 ? scene->ground_material : scene->body[b].material;
+  if (w->mu_table) return w->mu_table[ma * w->nmat_table + mb];
+  cdMaterial m;
+  cd_sceneContactMaterial(scene, a, b, &m);
+  return m.friction;
 }
 
-int cd_worldFactorMass(const cdScene *scene, cdWorld *w) {
-  if (w->ndof == 0) return CD_OK;
-  double *Mx = w->M->x;
-  int nz = 0;
-  for (int i = 0; i < w->nbody; i++) {
-    if (w->dof[i] < 0) continue;
-    const cdBodyDef *b = &scene->body[i];
-    double Iw[9];
-    cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
-    for (int c = 0; c < 3; c++) Mx[nz++] = b->mass;
-    for (int c = 0; c < 3; c++)
-      for (int r = 0; r <= c; r++) Mx[nz++] = Iw[3 * r + c];
-  }
-  if (!cholmod_factorize(w->M, w->L, &w->cm) || w->cm.status < CHOLMOD_OK) return CD_ERR_NUMERIC;
-  if (w->cm.status > CHOLMOD_OK) w->warn_cholmod++;
-  if (w->L->minor < (size_t)w->ndof) return CD_ERR_NUMERIC; /* not positive definite */
-  /* M^-1 blocks: six solves */
-  int nmov = w->ndof / 6;
-  cholmod_sparse *Mi = w->Minv;
-  int *Ip = Mi->p, *Ii = Mi->i;
-  double *Ix = Mi->x;
-  cholmod_dense *B = cholmod_zeros((size_t)w->ndof, 1, CHOLMOD_REAL, &w->cm);
-  if (!B) return CD_ERR_NOMEM;
-  int status = CD_OK;
-  for (int c = 0; c < 6 && status == CD_OK; c++) {
-    double *bx = B->x;
-    memset(bx, 0, (size_t)w->ndof * sizeof(double));
-    for (int k = 0; k < nmov; k++) bx[6 * k + c] = 1.0;
-    cholmod_dense *X = cholmod_solve(CHOLMOD_A, w->L, B, &w->cm);
-    if (!X) {
-      status = CD_ERR_NOMEM;
-      break;
+static int frictionTable(const cdScene *scene, cdWorld *w) {
+  int n = scene->nmaterial;
+  if (n <= 0 || n > CD_WORLD_MAX_TABLE_MATERIALS) return 0;
+  w->mu_table = cd_malloc((size_t)n * (size_t)n * sizeof(double));
+  if (!w->mu_table) return -1;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      cdMaterial m;
+      cd_materialMix(&scene->material[i], &scene->material[j], &m);
+      w->mu_table[i * n + j] = m.friction;
     }
-    const double *x = X->x;
-    for (int k = 0; k < nmov; k++) {
-      int col = 6 * k + c, p = Ip[col];
-      if (c < 3) {
-        Ii[p] = col;
-        Ix[p] = x[col];
-      } else {
-        for (int r = 3; r < 6; r++, p++) {
-          Ii[p] = 6 * k + r;
-          Ix[p] = x[6 * k + r];
-        }
-      }
-    }
-    cholmod_free_dense(&X, &w->cm);
-  }
-  cholmod_free_dense(&B, &w->cm);
-  return status;
-}
-
-/* the pattern of M^-1 (unsymmetric storage: full angular blocks) */
-static cholmod_sparse *inversePattern(cdWorld *w) {
-  int nmov = w->ndof / 6;
-  cholmod_sparse *S = cholmod_allocate_sparse((size_t)w->ndof, (size_t)w->ndof, (size_t)nmov * 12, 1, 1, 0,
-                                              CHOLMOD_REAL, &w->cm);
-  if (!S) return NULL;
-  int *p = S->p, nz = 0;
-  for (int k = 0; k < nmov; k++)
-    for (int c = 0; c < 6; c++) {
-      p[6 * k + c] = nz;
-      nz += c < 3 ? 1 : 3;
-    }
-  p[w->ndof] = nz;
-  return S;
+  w->nmat_table = n;
+  return 0;
 }
 
 cdWorld *cd_worldMake(const cdScene *scene) {
@@ -140,14 +68,10 @@ cdWorld *cd_worldMake(const cdScene *scene) {
   cd_contactSetInit(&w->contacts);
   cd_contactSetInit(&w->previous);
   if (!w->dof || !w->x || !w->q || !w->v || !w->R || !w->Iinv || !w->force) goto fail;
-  w->m_constant = 1;
   for (int i = 0; i < n; i++) {
     const cdBodyDef *b = &scene->body[i];
     w->dof[i] = b->fixed ? -1 : w->ndof;
-    if (!b->fixed) {
-      w->ndof += 6;
-      if (!isotropic(b)) w->m_constant = 0;
-    }
+    if (!b->fixed) w->ndof += 6;
     memcpy(&w->x[3 * i], b->position, 3 * sizeof(double));
     memcpy(&w->q[4 * i], b->orientation, 4 * sizeof(double));
     cd_quatNormalize(&w->q[4 * i]);
@@ -160,26 +84,9 @@ cdWorld *cd_worldMake(const cdScene *scene) {
   }
   w->collider = cd_colliderMake(scene);
   if (!w->collider) goto fail;
-  w->vf = cd_calloc((size_t)(w->ndof > 0 ? w->ndof : 1), sizeof(double));
-  w->fext = cd_calloc((size_t)(w->ndof > 0 ? w->ndof : 1), sizeof(double));
-  if (!w->vf || !w->fext) goto fail;
-  cd_linalgInit();
-  if (!cholmod_start(&w->cm)) goto fail;
-  w->cm_started = 1;
-  w->cm.print = 0;
-  w->cm.nmethods = 1;
-  w->cm.method[0].ordering = CHOLMOD_NATURAL;
-  w->cm.postorder = 0;
-  w->cm.supernodal = CHOLMOD_SIMPLICIAL;
-  w->cm.final_ll = 1;
-  if (w->ndof > 0) {
-    w->M = massPattern(w);
-    w->Minv = inversePattern(w);
-    if (!w->M || !w->Minv) goto fail;
-    w->L = cholmod_analyze(w->M, &w->cm);
-    if (!w->L) goto fail;
-    if (cd_worldFactorMass(scene, w) != CD_OK) goto fail;
-  }
+  w->impulse = cd_calloc((size_t)(w->ndof > 0 ? w->ndof : 1), sizeof(double));
+  if (!w->impulse || frictionTable(scene, w)) goto fail;
+  cd_linalgInit(); /* the solvers' CHOLMOD allocations go through alloc.h too */
   return w;
 fail:
   cd_worldFree(w);
@@ -188,12 +95,6 @@ fail:
 
 void cd_worldFree(cdWorld *w) {
   if (!w) return;
-  if (w->cm_started) {
-    cholmod_free_sparse(&w->M, &w->cm);
-    cholmod_free_sparse(&w->Minv, &w->cm);
-    cholmod_free_factor(&w->L, &w->cm);
-    cholmod_finish(&w->cm);
-  }
   cd_colliderFree(w->collider);
   cd_contactSetFree(&w->contacts);
   cd_contactSetFree(&w->previous);
@@ -205,8 +106,8 @@ void cd_worldFree(cdWorld *w) {
   cd_free(w->R);
   cd_free(w->Iinv);
   cd_free(w->force);
-  cd_free(w->vf);
-  cd_free(w->fext);
+  cd_free(w->impulse);
+  cd_free(w->mu_table);
   cd_free(w);
 }
 

@@ -2,14 +2,11 @@
  *
  * The generalized velocity has 6 entries per moving body (linear then angular, both in
  * world coordinates); fixed bodies have no degrees of freedom (dof[i] = -1). M is block
- * diagonal (m I3, and the world inertia R I_body R^T) and kept as a cholmod_sparse whose
- * pattern is analysed once; it is refactored each step because the world inertia of a
- * box turns with it.
+ * diagonal (m I3, and the world inertia R I_body R^T); its inverse is kept per body in
+ * closed form (Iinv, updated as each body turns), the one representation of M^-1 (problem.c).
  */
 #ifndef CD_WORLD_H
 #define CD_WORLD_H
-
-#include <cholmod.h>
 
 #include "backend.h"
 #include "collide.h"
@@ -31,18 +28,16 @@ typedef struct cdWorld {
   cdContactSet contacts;  /* contacts of the current step, sorted by key */
   cdContactSet previous;  /* those of the step before (warm start, penalty state) */
   cdCollider *collider;
-  /* linear algebra */
-  cholmod_common cm;
-  cholmod_sparse *M;      /* (ndof x ndof) mass matrix, symmetric, upper triangle stored */
-  cholmod_factor *L;      /* its factor, analysed once */
-  cholmod_sparse *Minv;   /* (ndof x ndof) M^-1, same block pattern, unsymmetric storage */
-  int m_constant;         /* 1 when every inertia is isotropic: M never changes */
-  int cm_started;         /* cholmod_start has run */
-  cdContactProblem cp;    /* contact-space problem of the step (impulse backends) */
-  double *vf;             /* (ndof) free velocity */
-  double *fext;           /* (ndof) scratch: external force and gyroscopic torque */
+  cdContactProblem cp;    /* contact problem of the step (impulse backends) */
+  double *impulse;        /* (ndof) scratch: J^T lambda per moving body */
+  int nmat_table;         /* materials of the friction table (0: no table) */
+  double *mu_table;       /* (nmat_table^2) mixed friction of every pair of materials */
+  /* where a run's time goes, s, added up over the steps (the summary's stage times) */
+  double time_collide;    /* collision: broad and narrow phase, sorting, warm-start carry */
+  double time_build;      /* the contact problem (J, v_f, g, and G where a solver asks for it) */
+  double time_solve;      /* the backend: impulse solve, or the force evaluations */
   /* counters of numerical trouble over the run (recorded in the output) */
-  long warn_cholmod;      /* CHOLMOD warnings (status > 0) */
+  long warn_cholmod;      /* CHOLMOD warnings (status > 0) reported by the solvers */
   long warn_nonconverged; /* steps whose solver did not meet its stopping rule */
   long warn_fallback;     /* solver fallbacks */
 } cdWorld;
@@ -75,8 +70,8 @@ int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, voi
  * runs out; changes nothing the step depends on */
 int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt);
 
-/* refactors M (and M^-1) from the current rotations */
-int cd_worldFactorMass(const cdScene *scene, cdWorld *w);
+/* the mixed friction coefficient of a contact between bodies a and b (-1: the ground) */
+double cd_worldFriction(const cdScene *scene, const cdWorld *w, int a, int b);
 /* recomputes body i's inverse world inertia from its rotation */
 void cd_worldUpdateInertia(const cdScene *scene, cdWorld *w, int i);
 

@@ -54,7 +54,8 @@ static long bruteForce(int n, const double *aabb, const int *fixed, int **out) {
   return np;
 }
 
-/* the broad phase's pairs equal the reference set exactly (no duplicate, none missing) */
+/* the broad phase's pairs equal the reference set exactly (no duplicate, none missing), and
+ * come sorted by (a, b) (collision relies on it to emit contacts in key order) */
 static void checkAgainstBruteForce(int n, const double *aabb, const int *fixed, long min_pairs) {
   cdBroadphase *bp = cd_broadphaseMake(n);
   CHECK(bp != NULL);
@@ -67,6 +68,9 @@ static void checkAgainstBruteForce(int n, const double *aabb, const int *fixed, 
   long nref = bruteForce(n, aabb, fixed, &ref);
   CHECK(mine != NULL && nref >= 0);
   if (mine && nref >= 0) {
+    int unsorted = 0;
+    for (int i = 1; i < np; i++) unsorted += pairCmp(&pairs[2 * (i - 1)], &pairs[2 * i]) >= 0;
+    CHECK_MSG(unsorted == 0, "%d pairs out of order", unsorted);
     memcpy(mine, pairs, (size_t)np * 2 * sizeof *mine);
     qsort(mine, (size_t)np, 2 * sizeof *mine, pairCmp);
     CHECK_MSG(np == nref, "broad phase %d pairs, brute force %ld", np, nref);

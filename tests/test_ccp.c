@@ -77,7 +77,7 @@ CD_TEST(slidingPointLeavesWithTheCcpClosedFormVelocity) {
       CHECK_MSG(st.converged && st.residual <= tol, "%s: residual %g", solverName[s], st.residual);
       double n = 9.81 * dt - phis[k] / dt, cT = (v0 - mu * n) / (1 + mu * mu), cb[3];
       cbarOf(&p, cb);
-      double bound = 2.0 * tol * cd_coneScale(&p);
+      double bound = 2.0 * tol * cd_contactProblemVelocityScale(&p);
       CHECK_NEAR(cb[1], cT, bound);
       CHECK_NEAR(cb[2], 0.0, bound);
       CHECK_NEAR(cb[0] - phis[k] / dt, mu * fabs(cb[1]) - phis[k] / dt, 2 * bound);
@@ -309,7 +309,7 @@ CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
               trial, dst.residual, dst.iterations);
     npolished += dst.fallbacks;
     maxIpm = dst.fallbacks ? maxIpm : (dst.iterations > maxIpm ? dst.iterations : maxIpm);
-    double sc = cd_coneScale(&p);
+    double sc = cd_contactProblemVelocityScale(&p);
     for (int s = 0; s < 2; s++)
       for (int k = 0; k < 3 * nc; k++) {
         double d = fabs(cb[s][k] - cb[SOLVER_PRIMAL][k]) / sc;
@@ -393,7 +393,7 @@ CD_TEST(primalImpulsesSolveTheVelocitySpacePrimal) {
         }
         c[3 * i + rr] = s;
       }
-      double sc = cd_coneScale(&p);
+      double sc = cd_contactProblemVelocityScale(&p);
       bad += mu[i] * hypot(c[3 * i + 1], c[3 * i + 2]) > c[3 * i] + 1e-9 * sc;
       bad += fabs(c[3 * i] * p.lambda[3 * i] + c[3 * i + 1] * p.lambda[3 * i + 1] + c[3 * i + 2] * p.lambda[3 * i + 2]) >
              1e-8 * sc * sc;

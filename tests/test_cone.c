@@ -124,7 +124,8 @@ CD_TEST(residualVanishesAtTheProjectionAndOnlyThere) {
     cd_coneProject(mu, x, p.lambda);
     double r = cd_coneResidualOf(&p, p.lambda, cb, &parts);
     bad += r > 1e-15 || parts.cone > 1e-15 || parts.dual > 1e-14 || parts.comp > 1e-14;
-    bad += fabs(parts.scale - (1.0 + fmax(fabs(x[0]), fmax(fabs(x[1]), fabs(x[2]))))) > 1e-15;
+    double ginf = fmax(fabs(x[0]), fmax(fabs(x[1]), fabs(x[2])));
+    bad += fabs(parts.scale - (ginf > 0 ? ginf : 1.0)) > 1e-15;
     /* with G = I, moving lambda off the solution by 0.1 along l_N moves c̄ by the same, so
      * lambda - Proj(lambda - c̄) = 0.1 e_N exactly */
     p.lambda[0] += 0.1;

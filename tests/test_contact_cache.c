@@ -141,7 +141,7 @@ static void runAgainstFullCollision(const char *text, void (*kick)(cdSim *, int,
       }
       substeps++;
     }
-    cd_contactCacheEnd(k, &w->contacts);
+    CHECK(cd_contactCacheEnd(k, &w->contacts) == CD_OK);
     /* the record: every key of some substep, once, sorted, with its start-of-step gap (that
      * of the step's first collision when it had the key) */
     CHECK(w->contacts.ncon == seen.ncon);

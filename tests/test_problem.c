@@ -1,4 +1,4 @@
-/* test_problem.c: the contact Jacobian, M^-1 from CHOLMOD and the Delassus operator,
+/* test_problem.c: the contact Jacobian, the closed-form M^-1, v_f and the Delassus operator,
  * against dense references and finite differences. */
 #include <stdlib.h>
 #include <string.h>
@@ -72,13 +72,64 @@ static cdWorld *makeFixture(Fixture *f) {
   return w;
 }
 
-static double *denseOf(const cholmod_sparse *A) {
-  double *D = calloc(A->nrow * A->ncol, sizeof(double));
-  const int *p = A->p, *i = A->i;
-  const double *x = A->x;
-  for (size_t j = 0; j < A->ncol; j++)
-    for (int k = p[j]; k < p[j + 1]; k++) D[(size_t)i[k] * A->ncol + j] += x[k];
+/* J (3 ncon x 6 nbody) dense, row-major, from the problem's per-contact blocks */
+static double *denseJ(const cdContactProblem *p) {
+  int nd = 6 * p->nbody;
+  double *D = calloc((size_t)3 * p->ncon * nd, sizeof(double));
+  for (int i = 0; i < p->ncon; i++)
+    for (int s = 0; s < 2; s++) {
+      int k = p->cbody[2 * i + s];
+      if (k < 0) continue;
+      for (int r = 0; r < 3; r++)
+        for (int e = 0; e < 6; e++) D[(size_t)(3 * i + r) * nd + 6 * k + e] += p->J[36 * i + 18 * s + 6 * r + e];
+    }
   return D;
+}
+
+/* M^-1 (6 nbody square) dense, row-major, inverted here from M = diag(m I, R I R^T) by
+ * Gauss-Jordan: an independent check of the closed-form per-body inverse */
+static double *denseMinvByElimination(const cdScene *s, const cdWorld *w) {
+  int nd = w->ndof;
+  double *M = calloc((size_t)nd * nd, sizeof(double)), *X = calloc((size_t)nd * nd, sizeof(double));
+  for (int i = 0; i < w->nbody; i++) {
+    int o = w->dof[i];
+    if (o < 0) continue;
+    const cdBodyDef *b = &s->body[i];
+    double Iw[9];
+    cd_m3rotateDiag(Iw, &w->R[9 * i], b->inertia);
+    for (int e = 0; e < 3; e++) M[(size_t)(o + e) * nd + o + e] = b->mass;
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) M[(size_t)(o + 3 + r) * nd + o + 3 + c] = Iw[3 * r + c];
+  }
+  for (int r = 0; r < nd; r++) X[(size_t)r * nd + r] = 1;
+  for (int c = 0; c < nd; c++) {
+    int piv = c;
+    for (int r = c + 1; r < nd; r++)
+      if (fabs(M[(size_t)r * nd + c]) > fabs(M[(size_t)piv * nd + c])) piv = r;
+    for (int k = 0; k < nd; k++) {
+      double t = M[(size_t)c * nd + k];
+      M[(size_t)c * nd + k] = M[(size_t)piv * nd + k];
+      M[(size_t)piv * nd + k] = t;
+      t = X[(size_t)c * nd + k];
+      X[(size_t)c * nd + k] = X[(size_t)piv * nd + k];
+      X[(size_t)piv * nd + k] = t;
+    }
+    double d = M[(size_t)c * nd + c];
+    for (int k = 0; k < nd; k++) {
+      M[(size_t)c * nd + k] /= d;
+      X[(size_t)c * nd + k] /= d;
+    }
+    for (int r = 0; r < nd; r++) {
+      if (r == c) continue;
+      double f = M[(size_t)r * nd + c];
+      for (int k = 0; k < nd; k++) {
+        M[(size_t)r * nd + k] -= f * M[(size_t)c * nd + k];
+        X[(size_t)r * nd + k] -= f * X[(size_t)c * nd + k];
+      }
+    }
+  }
+  free(M);
+  return X;
 }
 
 /* the world position at time h of the material point of body b that is at p now */
@@ -102,10 +153,8 @@ CD_TEST(jacobianTimesVelocityIsTheFiniteDifferencedContactVelocity) {
   cdWorld *w = makeFixture(&f);
   CHECK(w != NULL);
   if (!w) return;
-  cdProblemWork pw;
-  CHECK(cd_problemFreeVelocity(&f.s, w, f.s.dt) == CD_OK);
-  CHECK(cd_problemBuild(&f.s, w, f.s.dt, &pw) == CD_OK);
-  double *J = denseOf(pw.J);
+  CHECK(cd_problemBuild(&f.s, w, f.s.dt) == CD_OK);
+  double *J = denseJ(&w->cp);
   int nd = w->ndof;
   double v[12];
   for (int i = 0; i < 2; i++) memcpy(&v[w->dof[i]], &w->v[6 * i], 6 * sizeof(double));
@@ -128,31 +177,59 @@ CD_TEST(jacobianTimesVelocityIsTheFiniteDifferencedContactVelocity) {
     }
   }
   free(J);
-  cd_problemWorkFree(w, &pw);
   cd_worldFree(w);
 }
 
-CD_TEST(inverseMassFromCholmodMatchesDenseInverse) {
+CD_TEST(closedFormInverseMassOfTheProblemMatchesTheEliminatedInverseOfM) {
   Fixture f;
   cdWorld *w = makeFixture(&f);
   CHECK(w != NULL);
   if (!w) return;
-  double *Mi = denseOf(w->Minv);
+  CHECK(cd_problemBuild(&f.s, w, f.s.dt) == CD_OK);
+  const cdContactProblem *p = &w->cp;
+  double *Mi = denseMinvByElimination(&f.s, w);
   int nd = w->ndof;
-  CHECK(nd == 12);
-  for (int i = 0; i < 2; i++) {
-    int o = w->dof[i];
-    const cdBodyDef *b = &f.b[i];
-    double d[3] = {1 / b->inertia[0], 1 / b->inertia[1], 1 / b->inertia[2]}, Ii[9];
-    cd_m3rotateDiag(Ii, &w->R[9 * i], d);
+  CHECK(nd == 12 && p->nbody == 2);
+  for (int k = 0; k < 2; k++)
     for (int r = 0; r < 6; r++)
       for (int c = 0; c < 6; c++) {
-        double ref = r < 3 ? (r == c ? 1 / b->mass : 0) : (c >= 3 ? Ii[3 * (r - 3) + (c - 3)] : 0);
-        CHECK_NEAR(Mi[(size_t)(o + r) * nd + o + c], ref, 1e-12 * (1 + fabs(ref)));
+        double got = r < 3 ? (r == c ? p->minv[k] : 0) : (c >= 3 ? p->Iinv[9 * k + 3 * (r - 3) + (c - 3)] : 0);
+        double ref = Mi[(size_t)(6 * k + r) * nd + 6 * k + c];
+        CHECK_NEAR(got, ref, 1e-12 * (1 + fabs(ref)));
       }
-  }
   /* nothing couples different bodies */
-  CHECK(Mi[(size_t)0 * nd + 6] == 0 && Mi[(size_t)7 * nd + 1] == 0);
+  CHECK(fabs(Mi[(size_t)0 * nd + 6]) < 1e-15 && fabs(Mi[(size_t)7 * nd + 1]) < 1e-15);
+  free(Mi);
+  cd_worldFree(w);
+}
+
+/* v_f = v + dt M^-1 (m g, -w x I w): checked against the elimination inverse and the
+ * gyroscopic torque written out here */
+CD_TEST(freeVelocityIsGravityAndTheExplicitGyroscopicTerm) {
+  Fixture f;
+  cdWorld *w = makeFixture(&f);
+  CHECK(w != NULL);
+  if (!w) return;
+  CHECK(cd_problemBuild(&f.s, w, f.s.dt) == CD_OK);
+  double *Mi = denseMinvByElimination(&f.s, w);
+  int nd = w->ndof;
+  double fext[12] = {0};
+  for (int i = 0; i < 2; i++) {
+    const cdBodyDef *b = &f.b[i];
+    const double *om = &w->v[6 * i + 3];
+    double Iw[9], Io[3];
+    cd_m3rotateDiag(Iw, &w->R[9 * i], b->inertia);
+    cd_m3mulv(Io, Iw, om);
+    for (int e = 0; e < 3; e++) fext[6 * i + e] = b->mass * f.s.gravity[e];
+    fext[6 * i + 3] = -(om[1] * Io[2] - om[2] * Io[1]);
+    fext[6 * i + 4] = -(om[2] * Io[0] - om[0] * Io[2]);
+    fext[6 * i + 5] = -(om[0] * Io[1] - om[1] * Io[0]);
+  }
+  for (int r = 0; r < nd; r++) {
+    double ref = w->v[r]; /* bodies 0 and 1 are the moving ones, in order */
+    for (int c = 0; c < nd; c++) ref += f.s.dt * Mi[(size_t)r * nd + c] * fext[c];
+    CHECK_NEAR(w->cp.vf[r], ref, 1e-12 * (1 + fabs(ref)));
+  }
   free(Mi);
   cd_worldFree(w);
 }
@@ -162,11 +239,11 @@ CD_TEST(delassusBlocksEqualDenseJMinvJt) {
   cdWorld *w = makeFixture(&f);
   CHECK(w != NULL);
   if (!w) return;
-  cdProblemWork pw;
-  CHECK(cd_problemFreeVelocity(&f.s, w, f.s.dt) == CD_OK);
-  CHECK(cd_problemBuild(&f.s, w, f.s.dt, &pw) == CD_OK);
+  CHECK(cd_problemBuild(&f.s, w, f.s.dt) == CD_OK);
+  CHECK(w->cp.delassus_pending == 1);
+  CHECK(cd_contactProblemDelassus(&w->cp) == CD_OK);
   int nd = w->ndof, nc = w->contacts.ncon, n = 3 * nc;
-  double *J = denseOf(pw.J), *Mi = denseOf(w->Minv);
+  double *J = denseJ(&w->cp), *Mi = denseMinvByElimination(&f.s, w);
   double *G = calloc((size_t)n * n, sizeof(double));
   const cdBlockMatrix *B = &w->cp.G;
   CHECK(B->nblock == nc);
@@ -193,12 +270,13 @@ CD_TEST(delassusBlocksEqualDenseJMinvJt) {
   /* g = J v_f + phi / dt on the normal rows */
   for (int k = 0; k < nc; k++) {
     double jv = 0;
-    for (int j = 0; j < nd; j++) jv += J[(size_t)(3 * k) * nd + j] * w->vf[j];
+    for (int j = 0; j < nd; j++) jv += J[(size_t)(3 * k) * nd + j] * w->cp.vf[j];
     CHECK_NEAR(w->cp.g[3 * k], jv + w->contacts.con[k].gap / f.s.dt, 1e-12);
+    /* the effective normal mass is 1 / G_kk[n,n] */
+    CHECK_NEAR(w->cp.meff[k] * G[(size_t)(3 * k) * n + 3 * k], 1.0, 1e-12);
   }
   free(J);
   free(Mi);
   free(G);
-  cd_problemWorkFree(w, &pw);
   cd_worldFree(w);
 }

@@ -103,7 +103,7 @@ static void frame_make(Fixture *f, int k) {
     for (int d = 0; d < 6; d++) v[d] = moving ? cos(t + d) * (1 + d) : 0.0;
   }
   w->warn_cholmod = k / 10, w->warn_nonconverged = k / 20, w->warn_fallback = k / 30;
-  f->stats = (cdSolveStats){k % 7 + 1, 1e-9 * k, k % 3 != 0, k % 4, 0};
+  f->stats = (cdSolveStats){.iterations = k % 7 + 1, .residual = 1e-9 * k, .converged = k % 3 != 0, .substeps = k % 4};
   cdContactSet *cs = &w->contacts;
   if (f->alpha_from > 0 && k == f->alpha_from) cd_contactSetSetAlpha(cs, NALPHA);
   cd_contactSetClear(cs);
@@ -306,7 +306,7 @@ static long check_frames(const char *path, int alpha_from) {
         mismatch += v[(k * NB + i) * 3 + d] != f->v[6 * i + d];
         mismatch += w[(k * NB + i) * 3 + d] != f->v[6 * i + 3 + d];
       }
-    cdSolveStats st = k ? f->stats : (cdSolveStats){0, 0.0, 1, 0, 0};
+    cdSolveStats st = k ? f->stats : (cdSolveStats){.converged = 1};
     mismatch += ((int32_t *)it.data)[k] != st.iterations;
     mismatch += ((double *)res.data)[k] != st.residual;
     mismatch += ((uint8_t *)conv.data)[k] != (st.converged ? 1 : 0);
