@@ -104,6 +104,9 @@ typedef struct cdPenalty {
   double *scratch;     /* (scratch_cap) the stable-step bound's sums: nbody + 2 ncon */
   size_t scratch_cap;
   int *ntouch;         /* (nbody) touching contacts on each body this substep (mass splitting) */
+  double *invmass;     /* (nbody) 1 / mass, kg^-1; 0 for fixed bodies */
+  double *isoinv;      /* (nbody) 1 / I for a moving body of equal principal moments I (a sphere,
+                          a cube), kg^-1 m^-2; -1 for the others */
   cdMaterial *mix;     /* (nmaterial x nmaterial) cd_materialMix of materials a, b; NULL beyond
                           PENALTY_MIX_TABLE_MAX materials */
 } cdPenalty;
@@ -120,61 +123,64 @@ static const cdMaterial *contactMaterial(const cdPenalty *p, const cdScene *scen
   return &p->mix[ma * scene->nmaterial + mb];
 }
 
-/* velocity of the material point p of body i, world; 0 for the ground */
-static void pointVelocity(const cdWorld *w, int i, const double p[3], double out[3]) {
-  if (i < 0) {
-    cd_v3set(out, 0, 0, 0);
-    return;
-  }
+/* velocity of the material point at lever arm r (p - x_i) of body i, world */
+static void pointVelocity(const cdWorld *w, int i, const double r[3], double out[3]) {
   const double *v = &w->v[6 * i];
-  double r[3], wr[3];
-  cd_v3sub(r, p, &w->x[3 * i]);
+  double wr[3];
   cd_v3cross(wr, &v[3], r);
   cd_v3add(out, v, wr);
 }
 
 void cd_penaltyRelativeVelocity(const cdWorld *w, const cdContact *c, double vrel[3]) {
-  double va[3], vb[3];
-  pointVelocity(w, c->body[0], c->point, va);
-  pointVelocity(w, c->body[1], c->point, vb);
+  double va[3] = {0, 0, 0}, vb[3] = {0, 0, 0}, r[3];
+  if (c->body[0] >= 0) {
+    cd_v3sub(r, c->point, &w->x[3 * c->body[0]]);
+    pointVelocity(w, c->body[0], r, va);
+  }
+  if (c->body[1] >= 0) {
+    cd_v3sub(r, c->point, &w->x[3 * c->body[1]]);
+    pointVelocity(w, c->body[1], r, vb);
+  }
   cd_v3sub(vrel, vb, va);
+}
+
+/* body i's inverse effective mass at the lever arm r along the unit d, im = 1/m_i (> 0):
+ * im + (r x d)^T I^-1 (r x d) */
+static double inverseMassAt(const cdWorld *w, int i, double im, const double r[3], const double d[3]) {
+  double rd[3], Ird[3];
+  cd_v3cross(rd, r, d);
+  cd_m3mulv(Ird, &w->Iinv[9 * i], rd);
+  return im + cd_v3dot(rd, Ird);
 }
 
 double cd_penaltyInverseMass(const cdScene *scene, const cdWorld *w, int i, const double p[3],
                              const double d[3]) {
   if (i < 0 || scene->body[i].fixed || scene->body[i].mass <= 0) return 0;
-  double r[3], rd[3], Ird[3];
+  double r[3];
   cd_v3sub(r, p, &w->x[3 * i]);
-  cd_v3cross(rd, r, d);
-  cd_m3mulv(Ird, &w->Iinv[9 * i], rd);
-  return 1.0 / scene->body[i].mass + cd_v3dot(rd, Ird);
+  return inverseMassAt(w, i, 1.0 / scene->body[i].mass, r, d);
 }
 
-/* adds f at p to body i (force and torque rows of world->force) */
-static void applyForce(cdWorld *w, int i, const double p[3], const double f[3]) {
-  if (i < 0) return;
-  double r[3], tau[3];
+/* adds f at lever arm r of body i (force and torque rows of world->force) */
+static void applyForce(cdWorld *w, int i, const double r[3], const double f[3]) {
+  double tau[3];
   double *F = &w->force[6 * i];
-  cd_v3sub(r, p, &w->x[3 * i]);
   cd_v3cross(tau, r, f);
   cd_v3add(F, F, f);
   cd_v3add(&F[3], &F[3], tau);
 }
 
 /* the largest eigenvalue of body i's inverse mass in the plane of the orthonormal t1, t2
- * at p: of the 2x2 block [t_j . M^-1 t_k] with the rotation at the lever arm r = p - x_i
- * (the 1/m part is diagonal there); 0 for the ground and fixed bodies */
-static double tangentInverseMass(const cdScene *scene, const cdWorld *w, int i, const double p[3],
-                                 const double t1[3], const double t2[3]) {
-  if (i < 0 || scene->body[i].fixed || scene->body[i].mass <= 0) return 0;
-  double r[3], a1[3], a2[3], Ia2[3];
-  cd_v3sub(r, p, &w->x[3 * i]);
+ * at the lever arm r: of the 2x2 block [t_j . M^-1 t_k] (the 1/m part, im, is diagonal
+ * there) */
+static double tangentInverseMass(const cdWorld *w, int i, double im, const double r[3], const double t1[3],
+                                 const double t2[3]) {
+  double a1[3], a2[3], Ia2[3];
   cd_v3cross(a1, r, t1);
   cd_v3cross(a2, r, t2);
   cd_m3mulv(Ia2, &w->Iinv[9 * i], a2);
   double Ia1[3];
   cd_m3mulv(Ia1, &w->Iinv[9 * i], a1);
-  double im = 1.0 / scene->body[i].mass;
   double w11 = im + cd_v3dot(a1, Ia1), w22 = im + cd_v3dot(a2, Ia2), w12 = cd_v3dot(a1, Ia2);
   double half = 0.5 * (w11 - w22);
   return 0.5 * (w11 + w22) + sqrt(half * half + w12 * w12);
@@ -240,6 +246,8 @@ static void penaltyFree(void *state) {
   if (!p) return;
   cd_free(p->scratch);
   cd_free(p->ntouch);
+  cd_free(p->invmass);
+  cd_free(p->isoinv);
   cd_free(p->mix);
   cd_free(p);
 }
@@ -261,11 +269,20 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
   p->nbody = scene->nbody;
   size_t nb = (size_t)(scene->nbody > 0 ? scene->nbody : 1);
   p->ntouch = cd_calloc(nb, sizeof *p->ntouch);
+  p->invmass = cd_calloc(nb, sizeof *p->invmass);
+  p->isoinv = cd_calloc(nb, sizeof *p->isoinv);
   int nm = scene->nmaterial;
   if (nm <= PENALTY_MIX_TABLE_MAX) p->mix = cd_calloc((size_t)(nm > 0 ? nm * nm : 1), sizeof *p->mix);
-  if (!p->ntouch || (nm <= PENALTY_MIX_TABLE_MAX && !p->mix)) {
+  if (!p->ntouch || !p->invmass || !p->isoinv || (nm <= PENALTY_MIX_TABLE_MAX && !p->mix)) {
     penaltyFree(p);
     return CD_ERR_NOMEM;
+  }
+  for (int i = 0; i < scene->nbody; i++) {
+    const cdBodyDef *b = &scene->body[i];
+    int moving = !b->fixed && b->mass > 0;
+    p->invmass[i] = moving ? 1.0 / b->mass : 0;
+    int iso = b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2] && b->inertia[0] > 0;
+    p->isoinv[i] = moving && iso ? 1.0 / b->inertia[0] : -1;
   }
   for (int a = 0; a < nm && p->mix; a++)
     for (int b = 0; b < nm; b++) cd_materialMix(&scene->material[a], &scene->material[b], &p->mix[a * nm + b]);
@@ -315,8 +332,16 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
     cdContact *c = &cs->con[live[k]];
     cdMaterial tmp;
     const cdMaterial *m = contactMaterial(p, scene, c->body[0], c->body[1], &tmp);
+    /* the lever arms p - x and the velocities of the contact point on a and b (the ground
+     * is at rest) */
+    double r[2][3], vp[2][3] = {{0, 0, 0}, {0, 0, 0}};
+    for (int s = 0; s < 2; s++) {
+      if (c->body[s] < 0) continue;
+      cd_v3sub(r[s], c->point, &world->x[3 * c->body[s]]);
+      pointVelocity(world, c->body[s], r[s], vp[s]);
+    }
     double vrel[3], vt[3];
-    cd_penaltyRelativeVelocity(world, c, vrel);
+    cd_v3sub(vrel, vp[1], vp[0]);
     double vn = cd_v3dot(vrel, c->normal);
     cd_v3addScaled(vt, vrel, c->normal, -vn);
     cdPenaltyForce f;
@@ -325,16 +350,25 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
     double wn = 0, wt = 0;
     for (int s = 0; s < 2; s++) {
       int b = c->body[s];
-      if (b < 0) continue;
-      wn += p->ntouch[b] * cd_penaltyInverseMass(scene, world, b, c->point, c->normal);
-      wt += p->ntouch[b] * tangentInverseMass(scene, world, b, c->point, c->t1, c->t2);
+      if (b < 0 || p->invmass[b] == 0) continue;
+      if (p->isoinv[b] >= 0) {
+        /* I^-1 = 1/I: along n, 1/m + |r x n|^2 / I = 1/m + (|r|^2 - (r.n)^2) / I; in the
+         * tangent plane the block is (|r|^2 - u u^T) / I + 1/m with u = (r.t1, r.t2), whose
+         * largest eigenvalue is 1/m + |r|^2 / I */
+        double r2 = cd_v3dot(r[s], r[s]), rn = cd_v3dot(r[s], c->normal);
+        wn += p->ntouch[b] * (p->invmass[b] + p->isoinv[b] * (r2 - rn * rn));
+        wt += p->ntouch[b] * (p->invmass[b] + p->isoinv[b] * r2);
+        continue;
+      }
+      wn += p->ntouch[b] * inverseMassAt(world, b, p->invmass[b], r[s], c->normal);
+      wt += p->ntouch[b] * tangentInverseMass(world, b, p->invmass[b], r[s], c->t1, c->t2);
     }
     cd_penaltyLimitForce(m, h, wn, wt, vn, vt, &f);
     double F[3], Fa[3];
     cd_v3addScaled(F, f.ft, c->normal, f.fn);
     cd_v3scale(Fa, F, -1);
-    applyForce(world, c->body[1], c->point, F);
-    applyForce(world, c->body[0], c->point, Fa);
+    if (c->body[1] >= 0) applyForce(world, c->body[1], r[1], F);
+    if (c->body[0] >= 0) applyForce(world, c->body[0], r[0], Fa);
     c->lambda[0] += h * f.fn;
     c->lambda[1] += h * cd_v3dot(F, c->t1);
     c->lambda[2] += h * cd_v3dot(F, c->t2);

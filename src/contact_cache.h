@@ -2,26 +2,29 @@
  * the narrow phase of its pairs every substep, and the record of the step.
  *
  * Verlet list. At the start of a step of dt (cd_contactCacheBegin) one full collision at the
- * margin of the whole step lists the pairs that gave a contact (cd_collideList): the margin
- * cd_collideMargin(U_a + U_b, dt, s), with each body's speed bound U_i = |v_i| + |g| dt +
- * |w_i| R_i (so that a body at rest that falls into contact within the step is seen too).
- * Each substep of h (cd_contactCacheSubstep) runs only the narrow phase of the listed pairs,
- * at the margin a full collision would use then, cd_collideMargin(u_a + u_b, h, s) with the
- * present bounds u_i = |v_i| + |w_i| R_i.
+ * margin of the whole step, cd_collideMargin(U_a + U_b, dt, s) with each body's speed bound
+ * U_i = |v_i| + |g| dt + |w_i| R_i (so that a body at rest that falls into contact within the
+ * step is seen too), gives the contacts the step starts from (cd_collideList) and lists the
+ * pairs that gave one. Each substep of h (cd_contactCacheSubstep) runs only the narrow phase
+ * of the listed pairs, at the margin a full collision would use then, cd_collideMargin(u_a +
+ * u_b, h, s) with the present bounds u_i = |v_i| + |w_i| R_i. (The list covers a time T:
+ * the step, T = dt, unless a body would cross more than its own size s_i within it, u_i T >
+ * s_i, as bodies started inside each other do when they fly apart: then T = s_i / u_i, and
+ * only the pairs within the margin of T are listed, its neighbours.)
  *
  * Guarantee. The margin is 1e-3 s + dt u, additive in u. Let D_i bound the distance any point
- * of body i has moved since the list was made: the sum of h u_i over the substeps since
+ * of body i has moved since its cover started: the sum of h u_i over the substeps since
  * (semi-implicit Euler moves the centre by h v and turns the body by |w| h, so no point moves
  * farther than h u). Every narrow phase gives no contact while the two bodies are farther
  * apart than the margin, so a pair that was not listed was farther apart than
- * 1e-3 s + T U_a + T U_b when the list was made (T: the time the list covers), hence is now
- * farther apart than 1e-3 s + (T U_a - D_a) + (T U_b - D_b), which is at least the substep's
- * margin 1e-3 s + h (u_a + u_b) as long as every body keeps
- *     D_i + h u_i <= T U_i.
- * Before each substep the cache checks this for every body; when it fails (a collision sped
- * a body up beyond what the list covered) that body's pairs are made anew, at the poses of
- * the moment (contact_cache.c: recollideBodies; a crowd of such bodies gets a full
- * collision instead). So every substep's contacts
+ * 1e-3 s + T U_a + T U_b when the list was made, hence is now farther apart than
+ * 1e-3 s + (T U_a - D_a) + (T U_b - D_b), which is at least the substep's margin
+ * 1e-3 s + h (u_a + u_b) as long as every body keeps
+ *     D_i + h u_i <= T U_i      (its cover).
+ * Before each substep the cache checks this for every body; a body beyond its cover (a
+ * collision sped it up) gets its pairs anew at the poses of the moment, with a new cover
+ * (contact_cache.c: recollideBodies, which keeps the bound pair by pair); a crowd of such
+ * bodies (more than 32 at once) gets a full collision instead. So every substep's contacts
  * that touch (gap <= 0: every force) are exactly those a full collision would give, with the
  * same values, and in key order. (Positive-gap contacts too, except that the box-box
  * separating-axis test can report two boxes within the margin that are farther apart than it;
@@ -30,19 +33,19 @@
  * sphere is listed.
  *
  * Record. rec (the world's contact set) is the step's record. At the start it holds the
- * list's contacts at the start-of-step poses (the set the substep count is taken from); a
- * substep updates the listed pairs' contacts in place (point, normal, tangents, gap) and
- * appends a key no earlier substep had. After the step (cd_contactCacheEnd) rec holds every
+ * step's first collision's contacts at the start-of-step poses (the set the substep count is
+ * taken from); a substep updates its contacts in place (point, normal, tangents, gap) and
+ * appends a key the record did not have. After the step (cd_contactCacheEnd) rec holds every
  * contact the step had, keyed (a, b, feature a, feature b): each key present in some substep,
  *  - lambda: the impulse on b summed over all its substeps, in its last frame (n, t1, t2):
  *    the frame is followed as it turns (the sum is re-expressed in the new frame), so
  *    lambda_n n + lambda_t1 t1 + lambda_t2 t2 is the world impulse over the step;
  *  - point, normal, t1, t2 and the penalty state of its last substep;
  *  - gap: the signed gap at the start of the step (DESIGN §3). A contact that first comes
- *    within the margin during the step has the gap the start-of-step collision found for its
+ *    within the margin during the step has the gap the step's first collision found for its
  *    key (its margin covers the step's motion); a key that collision did not have (a box
- *    contact whose clipped points changed, or a re-collision's) has its gap when it first
- *    appeared.
+ *    contact whose clipped points changed, or one of a body that outran its cover) has its
+ *    gap when it first appeared.
  * A contact present in the substep before carries its penalty state (fresh = 0); one that
  * was not (it had opened, or is new) starts fresh: what a full collision with a key carry
  * every substep gives.

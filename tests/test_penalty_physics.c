@@ -1,5 +1,6 @@
-/* test_penalty_physics.c: the penalty backend through the whole pipeline (collide every
- * substep, seed 002's law at every contact point, semi-implicit Euler): known answers. */
+/* test_penalty_physics.c: the penalty backend through the whole pipeline (collide once a
+ * step, the narrow phase of its Verlet list every substep, seed 002's law at every contact
+ * point, semi-implicit Euler): known answers, and the step's record of contacts. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
