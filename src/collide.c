@@ -1,15 +1,21 @@
 /* collide.c: one step's contact set: broad phase, dispatch to the narrow phase, sort.
  *
- * Margin (cd_collideMargin): a candidate contact is kept while its gap is at most
+ * Margin (cd_collideMargin): a candidate contact is kept while its gap is at most m. The
+ * scene's contact_margin, when it gives a distance, is m for every pair (0: touching
+ * contacts only; each body's broad-phase share is then m as well, which covers it twice).
+ * Otherwise ("auto", the default) m is velocity-adaptive,
  *     m = 1e-3 s + dt u,
  * s the size scale of the pair (the smaller of the two bodies' cd_bodySizeScale: sphere
  * radius, box smallest half extent; a body alone against the ground) and u the bound of the
  * closing speed |v_a| + |v_b| + |w_a| R_a + |w_b| R_b (R the bounding radius), i.e. the
  * distance the pair can close within the step plus a fixed sliver for the gravity-driven
  * part of the motion and for rounding. The broad phase enlarges each body's box by the
- * margin of the body alone, cd_collideMargin(|v| + |w| R, dt, s_body); since m is additive in
+ * margin of the body alone, cd_collideMargin(scene, |v| + |w| R, dt, s_body); since m is additive in
  * u and s_pair <= s_body for each body, the two enlargements together cover the pair's m,
  * and every pair with gap <= m has overlapping enlarged boxes.
+ * What the margin does to the models: a separated contact in the step's problem is one the
+ * impulse models may act on through phi/dt (under the CCP a body sliding within the margin
+ * is pushed off without touching, README.md), and one the penalty model watches.
  *
  * Dispatch (a < b): sphere-sphere (solid, or inside a hollow sphere, see narrowphase.c),
  * sphere-box either order, box-box; the ground against every body that is not fixed, with
@@ -49,7 +55,8 @@ struct cdCollider {
   cdContactCache *cache; /* force models only (cd_colliderCache), else NULL */
 };
 
-double cd_collideMargin(double closing_speed_bound, double dt, double size_scale) {
+double cd_collideMargin(const cdScene *scene, double closing_speed_bound, double dt, double size_scale) {
+  if (scene->contact_margin_given) return scene->contact_margin;
   return 1e-3 * size_scale + dt * closing_speed_bound;
 }
 
@@ -203,7 +210,14 @@ int cd_pairListMerge(cdPairList *into, const cdPairList *add) {
   return CD_OK;
 }
 
-/* cd_collide; with pairs, also the Verlet list (cd_collideList) */
+/* the margin of a pair (or a body's share of it) at speed bound u over dt: the scene's rule,
+ * or for a Verlet list the rule at rest plus the distance u dt the speed can close (the
+ * same under "auto": 1e-3 s + 0 + dt u) */
+static double pairMargin(const cdScene *scene, int list, double u, double dt, double s) {
+  return list ? cd_collideMargin(scene, 0, dt, s) + dt * u : cd_collideMargin(scene, u, dt, s);
+}
+
+/* cd_collide; with pairs, the Verlet list (cd_collideList) */
 static int collideAll(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
                       double dt, cdContactSet *out, cdPairList *pairs) {
   cd_contactSetClear(out);
@@ -213,7 +227,8 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
     const cdBodyDef *b = &scene->body[i];
     const double *vi = v ? &v[6 * i] : NULL;
     c->speed[i] = cd_bodySpeedBound(b, vi);
-    cd_broadphaseBounds(b, &x[3 * i], &R[9 * i], vi, dt, &c->aabb[6 * i]);
+    double share = pairMargin(scene, pairs != NULL, c->speed[i], dt, c->size[i]);
+    cd_broadphaseBounds(b, &x[3 * i], &R[9 * i], share, &c->aabb[6 * i]);
   }
 
   int npair, rc;
@@ -225,7 +240,7 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
     for (int i = 0; i < n; i++) {
       if (c->fixed[i] || !boxFinite(&c->aabb[6 * i])) continue;
       int start = out->ncon;
-      rc = cd_collidePair(scene, -1, i, x, R, cd_collideMargin(c->speed[i], dt, c->size[i]), out);
+      rc = cd_collidePair(scene, -1, i, x, R, pairMargin(scene, pairs != NULL, c->speed[i], dt, c->size[i]), out);
       if (rc) return rc;
       if (pairs && out->ncon > start && (rc = cd_pairListPush(pairs, -1, i))) return rc;
     }
@@ -233,9 +248,8 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
   for (int p = 0; p < npair; p++) {
     int ia = pair[2 * p], ib = pair[2 * p + 1];
     double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
-    double margin = cd_collideMargin(c->speed[ia] + c->speed[ib], dt, s);
     int start = out->ncon;
-    rc = cd_collidePair(scene, ia, ib, x, R, margin, out);
+    rc = cd_collidePair(scene, ia, ib, x, R, pairMargin(scene, pairs != NULL, c->speed[ia] + c->speed[ib], dt, s), out);
     if (rc) return rc;
     if (pairs && (out->ncon > start || scene->body[ia].hollow || scene->body[ib].hollow) &&
         (rc = cd_pairListPush(pairs, ia, ib)))

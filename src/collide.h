@@ -44,10 +44,13 @@ void cd_pairListSort(cdPairList *p);
  * CD_OK or CD_ERR_NOMEM (into unchanged) */
 int cd_pairListMerge(cdPairList *into, const cdPairList *add);
 
-/* cd_collide, and in pairs (cleared first) the pairs whose narrow phase can give a contact
- * as the bodies move: every pair that gave one here, and every candidate pair with a hollow
- * sphere (a sphere reaches a shell's inside by its centre crossing the shell, not by a gap
- * closing, collide.c), sorted by (a, b). The Verlet list of a force model's step. */
+/* the Verlet list of a force model's step: cd_collide at the margin of a pair at rest plus
+ * the distance the pair can close within dt at the speeds v, cd_collideMargin(scene, 0, dt,
+ * s) + dt (u_a + u_b) (the same as cd_collide's under the "auto" margin), and in pairs
+ * (cleared first) the pairs whose narrow phase can give a contact as the bodies move: every
+ * pair that gave one here, and every candidate pair with a hollow sphere (a sphere reaches a
+ * shell's inside by its centre crossing the shell, not by a gap closing, collide.c), sorted
+ * by (a, b). */
 int cd_collideList(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
                    double dt, cdContactSet *out, cdPairList *pairs);
 
@@ -57,8 +60,9 @@ int cd_collideList(cdCollider *c, const cdScene *scene, const double *x, const d
 int cd_collidePair(const cdScene *scene, int a, int b, const double *x, const double *R, double margin,
                    cdContactSet *out);
 
-/* the margin used for a pair: a small fixed part plus the distance the pair can close
- * within dt at the given speeds, m */
-double cd_collideMargin(double closing_speed_bound, double dt, double size_scale);
+/* the margin used for a pair, m: the scene's contact_margin when it gives a distance, else
+ * ("auto") a small fixed part plus the distance the pair can close within dt at the given
+ * speeds. The one place the margin is decided (collide.c explains both). */
+double cd_collideMargin(const cdScene *scene, double closing_speed_bound, double dt, double size_scale);
 
 #endif

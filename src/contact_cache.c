@@ -227,10 +227,10 @@ static void shortenList(cdContactCache *k, const cdScene *scene, const cdWorld *
     double ub = cd_bodySpeedBound(&scene->body[b], &k->vlist[6 * b]), margin;
     int hollow = scene->body[b].hollow;
     if (a < 0) {
-      margin = cd_collideMargin(ub, T, k->size[b]);
+      margin = cd_collideMargin(scene, 0, T, k->size[b]) + T * ub;
     } else {
       double s = k->size[a] < k->size[b] ? k->size[a] : k->size[b];
-      margin = cd_collideMargin(cd_bodySpeedBound(&scene->body[a], &k->vlist[6 * a]) + ub, T, s);
+      margin = cd_collideMargin(scene, 0, T, s) + T * (cd_bodySpeedBound(&scene->body[a], &k->vlist[6 * a]) + ub);
       hollow |= scene->body[a].hollow;
     }
     if (!hollow && !(gmin <= margin)) continue;
@@ -329,7 +329,7 @@ static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorl
       const cdBodyDef *J = &scene->body[j];
       double s = k->size[i] < k->size[j] ? k->size[i] : k->size[j];
       double reach = k->cover[i] + k->cover[j] - k->moved[j];
-      double margin = cd_collideMargin(reach / remaining, remaining, s);
+      double margin = cd_collideMargin(scene, 0, remaining, s) + reach;
       double d[3];
       cd_v3sub(d, &w->x[3 * j], &w->x[3 * i]);
       if (!(cd_v3norm(d) - k->radius[i] - k->radius[j] <= margin)) continue;
@@ -339,7 +339,7 @@ static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorl
     }
     if (!st && scene->has_ground && !B->fixed) {
       int before = k->scratch.ncon;
-      double margin = cd_collideMargin(k->cover[i] / remaining, remaining, k->size[i]);
+      double margin = cd_collideMargin(scene, 0, remaining, k->size[i]) + k->cover[i];
       st = cd_collidePair(scene, -1, i, w->x, w->R, margin, &k->scratch);
       if (!st && k->scratch.ncon > before) st = cd_pairListPush(&k->more, -1, i);
     }
@@ -417,10 +417,10 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
     int a = k->pairs.ab[2 * p], b = k->pairs.ab[2 * p + 1];
     double margin;
     if (a < 0) {
-      margin = cd_collideMargin(k->speed[b], h, k->size[b]);
+      margin = cd_collideMargin(scene, k->speed[b], h, k->size[b]);
     } else {
       double s = k->size[a] < k->size[b] ? k->size[a] : k->size[b];
-      margin = cd_collideMargin(k->speed[a] + k->speed[b], h, s);
+      margin = cd_collideMargin(scene, k->speed[a] + k->speed[b], h, s);
     }
     k->scratch.ncon = 0;
     if ((st = cd_collidePair(scene, a, b, w->x, w->R, margin, &k->scratch))) return st;

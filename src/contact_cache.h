@@ -1,25 +1,29 @@
 /* contact_cache.h: the contacts of a force model's step: a Verlet list collided once a step,
  * the narrow phase of its pairs every substep, and the record of the step.
  *
- * Verlet list. At the start of a step of dt (cd_contactCacheBegin) one full collision at the
- * margin of the whole step, cd_collideMargin(U_a + U_b, dt, s) with each body's speed bound
+ * Verlet list. At the start of a step of dt (cd_contactCacheBegin) one full collision
+ * (cd_collideList) at the margin of a pair at rest plus the distance it can close within the
+ * step, cd_collideMargin(scene, 0, dt, s) + dt (U_a + U_b), with each body's speed bound
  * U_i = |v_i| + |g| dt + |w_i| R_i (so that a body at rest that falls into contact within the
- * step is seen too), gives the contacts the step starts from (cd_collideList) and lists the
- * pairs that gave one. Each substep of h (cd_contactCacheSubstep) runs only the narrow phase
- * of the listed pairs, at the margin a full collision would use then, cd_collideMargin(u_a +
- * u_b, h, s) with the present bounds u_i = |v_i| + |w_i| R_i. (The list covers a time T:
- * the step, T = dt, unless a body would cross more than its own size s_i within it, u_i T >
- * s_i, as bodies started inside each other do when they fly apart: then T = s_i / u_i, and
- * only the pairs within the margin of T are listed, its neighbours.)
+ * step is seen too), gives the contacts the step starts from and lists the pairs that gave
+ * one. (Under the "auto" margin this is the margin 1e-3 s + dt u of the whole step.) Each
+ * substep of h (cd_contactCacheSubstep) runs only the narrow phase of the listed pairs, at
+ * the margin a full collision would use then, cd_collideMargin(scene, u_a + u_b, h, s) with
+ * the present bounds u_i = |v_i| + |w_i| R_i. (The list covers a time T: the step, T = dt,
+ * unless a body would cross more than its own size s_i within it, u_i T > s_i, as bodies
+ * started inside each other do when they fly apart: then T = s_i / u_i, and only the pairs
+ * within the margin of T are listed, its neighbours.)
  *
- * Guarantee. The margin is 1e-3 s + dt u, additive in u. Let D_i bound the distance any point
+ * Guarantee. Every margin rule is at most its value at rest plus the distance the speeds
+ * close: m(u, h) <= m(0, h) + h u ("auto": 1e-3 s + h u; a contact_margin: the same m at any
+ * speed). Let D_i bound the distance any point
  * of body i has moved since its cover started: the sum of h u_i over the substeps since
  * (semi-implicit Euler moves the centre by h v and turns the body by |w| h, so no point moves
  * farther than h u). Every narrow phase gives no contact while the two bodies are farther
  * apart than the margin, so a pair that was not listed was farther apart than
- * 1e-3 s + T U_a + T U_b when the list was made, hence is now farther apart than
- * 1e-3 s + (T U_a - D_a) + (T U_b - D_b), which is at least the substep's margin
- * 1e-3 s + h (u_a + u_b) as long as every body keeps
+ * m(0) + T U_a + T U_b when the list was made, hence is now farther apart than
+ * m(0) + (T U_a - D_a) + (T U_b - D_b), which is at least the substep's margin, at most
+ * m(0) + h (u_a + u_b), as long as every body keeps
  *     D_i + h u_i <= T U_i      (its cover).
  * Before each substep the cache checks this for every body; a body beyond its cover (a
  * collision sped it up) gets its pairs anew at the poses of the moment, with a new cover

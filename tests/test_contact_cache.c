@@ -1,6 +1,7 @@
 /* test_contact_cache.c: the force models' Verlet list and step record (contact_cache.h)
  * against a full collision at every substep, on bodies moved by hand. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "collide.h"
@@ -206,4 +207,22 @@ CD_TEST(verletListHoldsWhenManyBodiesOutrunItAtOnce) {
   CHECK(r.substeps == 150);
   CHECK(r.touching > 48);
   CHECK(r.recollisions >= 1);
+}
+
+CD_TEST(verletListHoldsUnderAFixedContactMargin) {
+  /* contact_margin 0 (touching contacts only) and 2 mm: the substeps' margin no longer grows
+   * with the speeds, the list's still covers the step's motion */
+  const char *margins[] = {"0", "0.002"};
+  for (int m = 0; m < 2; m++) {
+    char text[8192];
+    snprintf(text, sizeof text, "{\"contact_margin\": %s, %s", margins[m], cacheScene + 1);
+    cdCacheRun r;
+    runAgainstFullCollision(text, kickOne, &r);
+    printf("    contact_margin %s: %ld substeps, %ld contacts (%ld touching) as the full collision gives them;"
+           " %ld re-collisions\n",
+           margins[m], r.substeps, r.contacts, r.touching, r.recollisions);
+    CHECK(r.substeps == 150);
+    CHECK(r.touching > 0);
+    CHECK(r.recollisions == 1);
+  }
 }
