@@ -19,22 +19,24 @@
 #include "vec3.h"
 #include "world.h"
 
-/* positions and orientations forward by h at the current velocities */
-static void integratePositions(const cdScene *scene, cdWorld *w, double h) {
+/* a body whose principal moments are equal: I_world = R I R^T = I does not turn */
+static int isotropic(const cdBodyDef *b) { return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2]; }
+
+/* positions and orientations forward by h at the current velocities; the inverse world
+ * inertia follows the rotation, but for the force models' substeps (isotropic_kept) an
+ * isotropic body's stays as it is (R I^-1 R^T = I^-1 whatever R) */
+static void integratePositions(const cdScene *scene, cdWorld *w, double h, int isotropic_kept) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     cd_v3addScaled(&w->x[3 * i], &w->x[3 * i], &w->v[6 * i], h);
     cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
     cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
-    cd_worldUpdateInertia(scene, w, i);
+    if (!isotropic_kept || !isotropic(&scene->body[i])) cd_worldUpdateInertia(scene, w, i);
   }
 }
 
-/* a body whose principal moments are equal: I_world = R I R^T = I does not turn */
-static int isotropic(const cdBodyDef *b) { return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2]; }
-
 /* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal); an
- * isotropic body has no gyroscopic torque (w x I w = I w x w = 0) */
+ * isotropic body has no gyroscopic torque (w x I w = I w x w = 0) and I^-1 = 1/I */
 static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
@@ -42,14 +44,15 @@ static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
     double *v = &w->v[6 * i], *om = &w->v[6 * i + 3], *f = &w->force[6 * i];
     double tq[3], dw[3];
     for (int e = 0; e < 3; e++) v[e] += h * (scene->gravity[e] + f[e] / b->mass);
-    cd_v3copy(tq, &f[3]);
-    if (!isotropic(b)) {
-      double Iw[9], Io[3], gyro[3];
-      cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
-      cd_m3mulv(Io, Iw, om);
-      cd_v3cross(gyro, om, Io);
-      cd_v3sub(tq, tq, gyro);
+    if (isotropic(b)) {
+      cd_v3addScaled(om, om, &f[3], h / b->inertia[0]);
+      continue;
     }
+    double Iw[9], Io[3];
+    cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
+    cd_m3mulv(Io, Iw, om);
+    cd_v3cross(tq, om, Io);
+    cd_v3sub(tq, &f[3], tq);
     cd_m3mulv(dw, &w->Iinv[9 * (size_t)i], tq);
     cd_v3addScaled(om, om, dw, h);
   }
@@ -114,7 +117,7 @@ static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, vo
   if (st) return st;
   if ((st = cd_problemApply(w))) return st;
   postVelocities(w);
-  integratePositions(scene, w, dt);
+  integratePositions(scene, w, dt, 0);
   return CD_OK;
 }
 
@@ -159,7 +162,7 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
       if ((st = cd_contactCacheEnd(k, &w->contacts))) return st;
       postVelocities(w);
     }
-    integratePositions(scene, w, h);
+    integratePositions(scene, w, h, 1);
   }
   stats->substeps = n;
   return CD_OK;
