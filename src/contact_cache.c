@@ -212,7 +212,9 @@ static void startCover(cdContactCache *k, const cdScene *scene, double T) {
 }
 
 /* keeps the listed pairs with a contact of rec (sorted, at the list's margin) within the
- * margin of T, and those with a hollow sphere; k->vlist then holds the velocities of T */
+ * margin of T: the nearest contact of a pair is its distance, except for two boxes (a clipped
+ * point may lie farther than the boxes do) and a hollow sphere's inside, which are kept;
+ * k->vlist then holds the velocities of T */
 static void shortenList(cdContactCache *k, const cdScene *scene, const cdWorld *w, double T, const cdContactSet *rec) {
   double gT = cd_v3norm(scene->gravity) * T;
   for (int i = 0; i < k->nbody; i++) listVelocity(k, w, i, gT);
@@ -220,20 +222,19 @@ static void shortenList(cdContactCache *k, const cdScene *scene, const cdWorld *
   for (int p = 0; p < k->pairs.n; p++) {
     int a = k->pairs.ab[2 * p], b = k->pairs.ab[2 * p + 1];
     double gmin = INFINITY;
-    for (; j < rec->ncon && (rec->con[j].body[0] < a || (rec->con[j].body[0] == a && rec->con[j].body[1] < b)); j++) {
-    }
+    while (j < rec->ncon && (rec->con[j].body[0] < a || (rec->con[j].body[0] == a && rec->con[j].body[1] < b))) j++;
     for (; j < rec->ncon && rec->con[j].body[0] == a && rec->con[j].body[1] == b; j++)
       if (rec->con[j].gap < gmin) gmin = rec->con[j].gap;
     double ub = cd_bodySpeedBound(&scene->body[b], &k->vlist[6 * b]), margin;
-    int hollow = scene->body[b].hollow;
+    int keep = scene->body[b].hollow;
     if (a < 0) {
       margin = cd_collideMargin(scene, 0, T, k->size[b]) + T * ub;
     } else {
       double s = k->size[a] < k->size[b] ? k->size[a] : k->size[b];
       margin = cd_collideMargin(scene, 0, T, s) + T * (cd_bodySpeedBound(&scene->body[a], &k->vlist[6 * a]) + ub);
-      hollow |= scene->body[a].hollow;
+      keep |= scene->body[a].hollow || (scene->body[a].shape == CD_BOX && scene->body[b].shape == CD_BOX);
     }
-    if (!hollow && !(gmin <= margin)) continue;
+    if (!keep && !(gmin <= margin)) continue;
     k->pairs.ab[2 * np] = a;
     k->pairs.ab[2 * np + 1] = b;
     np++;

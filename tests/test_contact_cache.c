@@ -226,3 +226,32 @@ CD_TEST(verletListHoldsUnderAFixedContactMargin) {
     CHECK(r.recollisions == 1);
   }
 }
+
+static void kickNone(cdSim *sim, int step, int substep) {
+  (void)sim;
+  (void)step;
+  (void)substep;
+}
+
+CD_TEST(verletListHoldsForBodiesFasterThanTheirSizeAStep) {
+  /* spheres (r 0.05) and cubes (0.1) in two rows, 4 mm apart, at +-30 m/s: each crosses its
+   * size 6 times a step, so the list covers 1/6 of it and keeps the neighbours only */
+  char text[16384];
+  int n = snprintf(text, sizeof text, "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 3, \"bodies\": [");
+  for (int i = 0; i < 12; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "%s{\"name\": \"s%d\", \"shape\": \"sphere\", \"radius\": 0.05, \"mass\": 1,"
+                  " \"position\": [%.3f, 0, 0], \"velocity\": [%d, 0, 0]},"
+                  " {\"name\": \"c%d\", \"shape\": \"cube\", \"size\": 0.1, \"mass\": 1,"
+                  " \"position\": [%.3f, 1, 0], \"velocity\": [%d, 0, 0]}",
+                  i ? ", " : "", i, 0.104 * i, i % 2 ? -30 : 30, i, 0.104 * i, i % 2 ? -30 : 30);
+  snprintf(text + n, sizeof text - (size_t)n, "]}");
+  cdCacheRun r;
+  runAgainstFullCollision(text, kickNone, &r);
+  printf("    rows at 30 m/s: %ld substeps, %ld contacts (%ld touching) as the full collision gives them;"
+         " %ld re-collisions\n",
+         r.substeps, r.contacts, r.touching, r.recollisions);
+  CHECK(r.substeps == 150);
+  CHECK(r.touching > 12);
+  CHECK(r.recollisions >= 1);
+}
