@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "run.h"
+#include "xdmf.h"
 
 static const char *const USAGE =
     "usage: cdsim SCENE.json [options]\n"
@@ -27,6 +28,8 @@ static const char *const USAGE =
     "  --substeps N              penalty: substeps per step (default: from the stable step)\n"
     "  --output-every N          record every Nth step (default 1)\n"
     "  --summary                 print the run summary as one JSON line on stdout\n"
+    "  --no-xdmf                 no FILE.xdmf sidecar (for ParaView) beside the output\n"
+    "  --xdmf FILE.h5            write the sidecar FILE.xdmf of an existing output and exit\n"
     "  --quiet                   no progress and no warnings about the run (they are counted in\n"
     "                            the output); errors, and notices about the input, still go to stderr\n"
     "  --version, --help\n"
@@ -82,7 +85,8 @@ int main(int argc, char **argv) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     static const char *const with_value[] = {"--model", "--solver", "--out", "--dt", "--duration", "--steps",
                                              "--set", "--friction-dirs", "--tolerance", "--max-iterations",
-                                             "--substeps", "--output-every", "--contact-margin", NULL};
+                                             "--substeps", "--output-every", "--contact-margin", "--xdmf",
+                                             NULL};
     int takes = 0;
     for (int k = 0; with_value[k]; k++) takes |= !strcmp(a, with_value[k]);
     if (takes && !val) {
@@ -105,6 +109,15 @@ int main(int argc, char **argv) {
       cfg.quiet = 1;
     } else if (!strcmp(a, "--summary")) {
       cfg.summary = 1;
+    } else if (!strcmp(a, "--no-xdmf")) {
+      cfg.no_xdmf = 1;
+    } else if (!strcmp(a, "--xdmf")) {
+      char err[4400];
+      int xrc = cd_xdmfWrite(val, err, sizeof err) ? CD_EXIT_ERROR : 0;
+      if (xrc) fprintf(stderr, "cdsim: %s\n", err);
+      free(owned);
+      free(sets);
+      return xrc;
     } else if (!strcmp(a, "--model")) {
       if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "penalty"))
         rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)", val);

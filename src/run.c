@@ -245,13 +245,25 @@ int cd_run(const cdRunConfig *cfg) {
     snprintf(status, sizeof status, "I/O error writing the summary to %s", out);
     code = CD_EXIT_ERROR;
   }
-  if (cd_recorderClose(rec, status) && code == CD_EXIT_OK) {
+  /* the XDMF sidecar, from the file once every frame is on disk and before the status is
+   * written: a sidecar that cannot be written is an I/O error of the run */
+  if (!cfg->no_xdmf && cd_recorderWriteXdmf(rec, err, sizeof err)) {
+    if (code == CD_EXIT_OK) {
+      snprintf(status, sizeof status, "I/O error: %s", err);
+      code = CD_EXIT_ERROR;
+    } else {
+      fprintf(stderr, "cdsim: %s\n", err);
+    }
+  }
+  /* the solver that ran (the LCP's default says at the end whether it fell back to bgs) */
+  const char *solver_ran = be->solverName(bstate);
+  if (cd_recorderClose(rec, status, solver_ran) && code == CD_EXIT_OK) {
     fprintf(stderr, "cdsim: I/O error closing %s\n", out);
     code = CD_EXIT_ERROR;
   }
   rec = NULL;
   if (strcmp(status, "ok") != 0) fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
-  if (cfg->summary) printSummary(cfg->scene_path, model, info.solver, out, status, code, &sum);
+  if (cfg->summary) printSummary(cfg->scene_path, model, solver_ran, out, status, code, &sum);
 
 done:
   if (be && bstate) be->free(bstate);
