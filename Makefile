@@ -12,12 +12,14 @@ HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
 HDF5_LIBS := $(shell pkg-config --libs hdf5 2>/dev/null)
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null)
+FCLIB_CFLAGS := $(shell pkg-config --cflags fclib 2>/dev/null)
+FCLIB_LIBS := $(shell pkg-config --libs fclib 2>/dev/null)
 
 WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror
-CPPFLAGS_ALL := -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) \
+CPPFLAGS_ALL := -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) $(FCLIB_CFLAGS) \
                 -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
-LIBS := -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
+LIBS := -lcholmod -lsuitesparseconfig $(FCLIB_LIBS) $(HDF5_LIBS) $(CJSON_LIBS) -lm
 
 BUILD ?= build
 ifeq ($(BUILD),build-debug)
@@ -49,7 +51,7 @@ asan:
 # the dependencies come from Debian; install them when missing (as root), or say how
 depcheck:
 	@if [ ! -f /usr/include/cjson/cJSON.h ] || [ ! -f /usr/include/suitesparse/cholmod.h ] || \
-	    ! pkg-config --exists hdf5; then \
+	    ! pkg-config --exists hdf5 || ! pkg-config --exists fclib; then \
 	  if [ "$$(id -u)" = 0 ]; then scripts/install-deps; else \
 	    echo "missing build dependencies: run 'sudo scripts/install-deps'" >&2; exit 2; fi; \
 	fi

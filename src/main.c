@@ -11,8 +11,9 @@
 
 static const char *const USAGE =
     "usage: cdsim SCENE.json [options]\n"
-    "  --model lcp|ccp|penalty   contact model (default: the scene's \"model\", else lcp)\n"
-    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal; penalty: explicit\n"
+    "  --model lcp|ccp|ncp|penalty  contact model (default: the scene's \"model\", else lcp)\n"
+    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal; ncp: nsgs|fp-apgd|fp-pgs|fp-primal;\n"
+    "                            penalty: explicit\n"
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"
     "  --duration SECONDS        simulated time (overrides the scene)\n"
@@ -24,6 +25,8 @@ static const char *const USAGE =
     "  --max-iterations N        iterative solver iteration limit\n"
     "  --substeps N              penalty: substeps per step (default: from the stable step)\n"
     "  --output-every N          record every Nth step (default 1)\n"
+    "  --dump-problems DIR       write each step's contact problem and the model's solution to\n"
+    "                            DIR/step-NNNNNNNN.hdf5 (FCLIB local form; lcp, ccp, ncp)\n"
     "  --summary                 print the run summary as one JSON line on stdout\n"
     "  --quiet                   no progress or warnings; errors still go to stderr\n"
     "  --version, --help\n"
@@ -79,7 +82,7 @@ int main(int argc, char **argv) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     static const char *const with_value[] = {"--model", "--solver", "--out", "--dt", "--duration", "--steps",
                                              "--set", "--friction-dirs", "--tolerance", "--max-iterations",
-                                             "--substeps", "--output-every", NULL};
+                                             "--substeps", "--output-every", "--dump-problems", NULL};
     int takes = 0;
     for (int k = 0; with_value[k]; k++) takes |= !strcmp(a, with_value[k]);
     if (takes && !val) {
@@ -103,8 +106,8 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--summary")) {
       cfg.summary = 1;
     } else if (!strcmp(a, "--model")) {
-      if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "penalty"))
-        rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)", val);
+      if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "ncp") && strcmp(val, "penalty"))
+        rc = usageError("--model: unknown model '%s' (lcp, ccp, ncp or penalty)", val);
       cfg.model = val;
       i++;
     } else if (!strcmp(a, "--solver")) {
@@ -156,6 +159,9 @@ int main(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--output-every")) {
       if (!(rc = parseLong(a, val, 1, INT_MAX, &l))) cfg.output_every = (int)l;
+      i++;
+    } else if (!strcmp(a, "--dump-problems")) {
+      cfg.dump_dir = val;
       i++;
     } else if (a[0] == '-' && a[1]) {
       rc = usageError("unknown option '%s'", a);
