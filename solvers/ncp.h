@@ -37,9 +37,12 @@
  *              (ncp_nsgs.c, ncp_local.c), Siconos's fc3d NSGS with an enumerative local solver;
  *   fp-apgd, fp-pgs, fp-primal
  *              the fixed point over convex CCPs (ncp_fp.c): each CCP is p with g shifted by
- *              (mu_i ||c̄_T,i||, 0, 0) from the previous iterate, solved by the CCP solver named.
+ *              (mu_i ||c̄_T,i||, 0, 0) from the previous iterate, solved by the CCP solver named;
+ *   nsgs+fp-apgd (the default; ncp.c) nsgs until it converges or stalls (its best residual not
+ *              halved in 256 sweeps), then fp-apgd from its best iterate (counted as a fallback),
+ *              itself stopped when its best residual has not halved in 20 CCP solves.
  * Defaults (tolerance 0 / max_iterations 0 take these): tolerance 1e-8; nsgs 2000 sweeps, the
- * fixed point 100 CCP solves.
+ * fixed point 100 CCP solves; the hybrid's max_iterations bounds its nsgs sweeps.
  */
 #ifndef CD_NCP_H
 #define CD_NCP_H

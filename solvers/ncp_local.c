@@ -16,13 +16,15 @@
  *     Siconos's one-contact enumerative solver writes as a quartic.
  * The cases are tried in that order. Slide roots: Newton on F from the direction of the start
  * value's friction (or, without one, the slip the contact would have without friction); when
- * that fails or lands on an invalid root, every root is bracketed by sampling F at 48 angles
- * and refined by safeguarded Newton, and the valid root nearest the start value is taken.
+ * that fails or lands on an invalid root, every root is bracketed by sampling F and F' at 48
+ * angles (an interval where F' changes sign is split at F's extremum, so that two roots
+ * closer than the sampling are bracketed too) and refined by safeguarded Newton, and the
+ * valid root nearest the start value is taken.
  * With mu = 0 the problem is the one-variable LCP x_N = max(0, -b_N / W_NN).
  *
  * Several cases can be valid at once (a coupled W with a large mu: ncp.h on uniqueness); the
- * order above then decides. A root of F that two samples do not bracket (two roots closer
- * than 2π/48, a near-tangency) can be missed; if no case holds, projected fixed-point
+ * order above then decides. Roots can still be missed where F has two extrema between two
+ * samples (all four roots within 2π/48: a near-degenerate contact); if no case holds, projected fixed-point
  * iterations on the De Saxcé map, x <- Proj_K(x - ĉ(x) / W_NN), from the best candidate make
  * the last attempt, and the function reports the failure (its caller counts it).
  */
@@ -69,6 +71,11 @@ static int slideAt(const localProblem *lp, double th, double x[3]) {
   return isfinite(xn) ? 0 : -1;
 }
 
+static double dist2(const double a[3], const double b[3]) {
+  double d0 = a[0] - b[0], d1 = a[1] - b[1], d2 = a[2] - b[2];
+  return d0 * d0 + d1 * d1 + d2 * d2;
+}
+
 /* Newton on F from th; the root in *th, 0 when it converged */
 static int slideNewton(const localProblem *lp, double *th) {
   double t = *th;
@@ -107,9 +114,31 @@ static double slideBracketed(const localProblem *lp, double lo, double hi, doubl
   return t;
 }
 
-static double dist2(const double a[3], const double b[3]) {
-  double d0 = a[0] - b[0], d1 = a[1] - b[1], d2 = a[2] - b[2];
-  return d0 * d0 + d1 * d1 + d2 * d2;
+/* the extremum of F in [lo, hi] where F' changes sign (dlo = F'(lo)), by bisection on F' */
+static double slideExtremum(const localProblem *lp, double lo, double hi, double dlo) {
+  for (int it = 0; it < 60; it++) {
+    double t = 0.5 * (lo + hi), F, dF, s, vd;
+    slideEval(lp, t, &F, &dF, &s, &vd);
+    if ((dF < 0.0) == (dlo < 0.0)) {
+      lo = t;
+      dlo = dF;
+    } else {
+      hi = t;
+    }
+  }
+  return 0.5 * (lo + hi);
+}
+
+/* the slide root bracketed in [a, b] when F changes sign there: kept in x when it is valid
+ * and nearer x0 than *best */
+static void slideTry(const localProblem *lp, double a, double b, double Fa, double Fb, const double x0[3],
+                     double *best, double x[3]) {
+  if (Fa != 0.0 && Fb != 0.0 && (Fa < 0.0) == (Fb < 0.0)) return;
+  double r = Fa == 0.0 ? a : slideBracketed(lp, a, b, Fa), cand[3];
+  if (slideAt(lp, r, cand) == 0 && dist2(cand, x0) < *best) {
+    *best = dist2(cand, x0);
+    memcpy(x, cand, sizeof cand);
+  }
 }
 
 /* the one-contact natural map ||x - Proj_K(x - ĉ / W_NN)|| (impulse units) */
@@ -195,19 +224,23 @@ int cd_ncpLocalSolve(const double W[9], const double b[3], double mu, double x[3
     memcpy(x, cand, sizeof cand);
     return 0;
   }
-  /* every root, bracketed by samples; the valid one nearest the start */
-  double best = INFINITY, Fs[LOCAL_SAMPLES + 1], ths[LOCAL_SAMPLES + 1];
+  /* every root, bracketed by samples of F; a sample interval where F' changes sign holds an
+   * extremum of F, which splits it, so two roots in one interval (a near-tangency) are
+   * bracketed too; the valid root nearest the start */
+  double best = INFINITY, Fs[LOCAL_SAMPLES + 1], dFs[LOCAL_SAMPLES + 1], ths[LOCAL_SAMPLES + 1];
   for (int k = 0; k <= LOCAL_SAMPLES; k++) {
-    double dF, s, vd;
+    double s, vd;
     ths[k] = th0 + 2.0 * M_PI * (double)k / LOCAL_SAMPLES;
-    slideEval(&lp, ths[k], &Fs[k], &dF, &s, &vd);
+    slideEval(&lp, ths[k], &Fs[k], &dFs[k], &s, &vd);
   }
   for (int k = 0; k < LOCAL_SAMPLES; k++) {
-    if (Fs[k] != 0.0 && (Fs[k] < 0.0) == (Fs[k + 1] < 0.0) && Fs[k + 1] != 0.0) continue;
-    double r = Fs[k] == 0.0 ? ths[k] : slideBracketed(&lp, ths[k], ths[k + 1], Fs[k]);
-    if (slideAt(&lp, r, cand) == 0 && dist2(cand, x0) < best) {
-      best = dist2(cand, x0);
-      memcpy(x, cand, sizeof cand);
+    if ((dFs[k] < 0.0) != (dFs[k + 1] < 0.0)) {
+      double tm = slideExtremum(&lp, ths[k], ths[k + 1], dFs[k]), Fm, dFm, s, vd;
+      slideEval(&lp, tm, &Fm, &dFm, &s, &vd);
+      slideTry(&lp, ths[k], tm, Fs[k], Fm, x0, &best, x);
+      slideTry(&lp, tm, ths[k + 1], Fm, Fs[k + 1], x0, &best, x);
+    } else {
+      slideTry(&lp, ths[k], ths[k + 1], Fs[k], Fs[k + 1], x0, &best, x);
     }
   }
   if (best < INFINITY) return 0;
