@@ -3,11 +3,14 @@
  * files pose, W r + q with De Saxcé's term, as NCPs (ncp.h) with G = W, g = q, mu as read.
  *
  * The figure of merit is the FCLIB paper's (Acary, Brémond & Huber 2018): how many problems a
- * solver brings to the residual 1e-8 (ncp.h's, dimensionless) within its limits, from
- * lambda = 0: nsgs 2000 sweeps; the fixed point 100 CCP solves (each CCP solver with its own
- * limit, ccp.h). One line per problem and one summary line per solver are printed. Each solver
- * must solve at least the count measured when the test was written (below), so a change that
- * loses problems fails; the problems each one missed are listed in the summary.
+ * solver brings to the residual 1e-8 (ncp.h's, dimensionless) within its limits (the
+ * backend's defaults), from lambda = 0. Here the default nsgs+fp-apgd and nsgs run; the five
+ * solvers side by side (and Siconos) are make bench's (tests/bench/bench_ncp.c), which also
+ * runs the one problem of more than 1000 contacts the default is kept from here for time
+ * (fc2d_granularflowonwall_02020: 2020 contacts, 9 s; missed, residual 7e-7). One line per
+ * problem and one summary line per solver are printed. Each solver must solve at least the
+ * count measured when the test was written (58 of the 64 for the default, 52 of 65 for nsgs):
+ * a change that loses problems fails; the problems missed are listed.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -21,7 +24,7 @@
 
 #include "backends.h"
 
-#define NS_N 5
+#define NS_N 2
 
 typedef struct {
   char name[256];
@@ -61,16 +64,16 @@ CD_TEST(ncpSolversOnThePeerFrictionContactCollections) {
   int nf = peerList(dir, "fc-dat", ".dat", 0, files, 256);
   nf += peerList(dir, "fclib", ".hdf5", 1, files + nf, 256 - nf);
   CHECK(nf > 0);
-  const char *names[NS_N] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-primal"};
-  const int minSolved[NS_N] = {0, 0, 0, 0, 0};
+  const char *names[NS_N] = {"nsgs+fp-apgd", "nsgs"};
+  const int minSolved[NS_N] = {58, 52};
+  const int maxContacts[NS_N] = {1000, 1 << 30};
   void *state[NS_N] = {NULL};
-  int nrun = getenv("NCP_PEER_ALL") ? NS_N : 2;
   for (int s = 0; s < NS_N; s++) {
     cdBackendOptions opt = {.solver = names[s], .tolerance = CD_NCP_TOL};
     char err[256];
     CHECK(cd_backendNcp.make(NULL, &opt, &state[s], err, sizeof err) == CD_OK);
   }
-  int passed[NS_N] = {0}, tried = 0, maxIt[NS_N] = {0};
+  int passed[NS_N] = {0}, tried = 0, ran[NS_N] = {0}, maxIt[NS_N] = {0};
   long itsum[NS_N] = {0};
   double secs[NS_N] = {0};
   static char missed[NS_N][4096];
@@ -87,7 +90,11 @@ CD_TEST(ncpSolversOnThePeerFrictionContactCollections) {
     tried++;
     printf("    %-40s nc %4d", files[f].name, p.ncon);
     fflush(stdout);
-    for (int s = 0; s < nrun; s++) {
+    for (int s = 0; s < NS_N; s++) {
+      if (p.ncon > maxContacts[s]) {
+        printf("  %s (left to make bench)", names[s]);
+        continue;
+      }
       memset(p.lambda, 0, 3 * (size_t)p.ncon * sizeof(double));
       cdSolveStats st;
       clock_t t0 = clock();
@@ -96,6 +103,7 @@ CD_TEST(ncpSolversOnThePeerFrictionContactCollections) {
       secs[s] += dt;
       int ok = r == CD_OK && st.converged && st.residual <= CD_NCP_TOL;
       passed[s] += ok;
+      ran[s]++;
       if (!ok) {
         size_t l = strlen(missed[s]);
         snprintf(missed[s] + l, sizeof missed[s] - l, " %s (%.1e)", files[f].name, st.residual);
@@ -110,9 +118,9 @@ CD_TEST(ncpSolversOnThePeerFrictionContactCollections) {
   }
   for (int s = 0; s < NS_N; s++) cd_backendNcp.free(state[s]);
   CHECK_MSG(tried >= 65, "only %d peer problems could be read", tried);
-  for (int s = 0; s < nrun; s++) {
+  for (int s = 0; s < NS_N; s++) {
     printf("    %s: %d of %d peer problems to %.0e (%ld iterations in all, at most %d, %.2f s); missed:%s\n",
-           names[s], passed[s], tried, CD_NCP_TOL, itsum[s], maxIt[s], secs[s], missed[s]);
+           names[s], passed[s], ran[s], CD_NCP_TOL, itsum[s], maxIt[s], secs[s], missed[s]);
     CHECK_MSG(passed[s] >= minSolved[s], "%s solved %d, at least %d expected", names[s], passed[s], minSolved[s]);
   }
 }
