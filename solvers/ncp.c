@@ -6,17 +6,19 @@
  *
  * Solvers (option --solver):
  *   nsgs+fp-apgd (default) nsgs until it converges or stalls, then the fixed point with apgd
- *             from nsgs's best iterate (stats->fallbacks = 1 when it does);
+ *             from nsgs's best iterate (stats->fallbacks = 1 when it does), and when that
+ *             stalls too, nsgs again from the fixed point's best with the sweeps left;
  *   nsgs      nonsmooth Gauss-Seidel with the exact one-contact solver, ncp_nsgs.c;
  *   fp-apgd, fp-pgs, fp-primal
  *             the fixed point over shifted CCPs, ncp_fp.c, each CCP solved by apgd, pgs or the
  *             interior-point primal solver of ccp.h.
  * The default was chosen by measurement (README "Exact Coulomb", tolerance 1e-8): nsgs is the
- * fastest where it converges (sphere piles: half the time of fp-apgd on sphere-pile, and fp-apgd
- * misses 66 of the first 100 steps of pile-1000 where nsgs misses 1), but Gauss-Seidel stalls on
- * the hyperstatic cube stack (residual 2e-2 after 2000 sweeps on every step, as the CCP's pgs
- * does) where the fixed point converges; the hybrid converges on every step of the bundled
- * scenes and solves the most peer problems (58 of 65, against 57 for fp-apgd and 52 for nsgs).
+ * fastest where it converges (sphere-pile: 92 sweeps a step against 363 apgd steps for
+ * fp-apgd; pile-1000's first 100 steps: 1 step missed, where fp-apgd misses 66), but
+ * Gauss-Seidel stalls on the hyperstatic cube stack (residual 2e-2 after 2000 sweeps on every
+ * step, as the CCP's pgs does) where the fixed point converges; the hybrid converges on every
+ * step of the small bundled scenes, misses pile-1000's one step as nsgs does, and solves the
+ * most peer problems (58 of the 64 with contacts, against 56 for fp-apgd and 51 for nsgs).
  * Options: tolerance (0: 1e-8) on the residual of ncp.h, max_iterations (0: 2000 sweeps for
  * nsgs and the hybrid's nsgs, 100 CCP solves for the fixed point). A solve that does not
  * converge returns its best iterate (CD_OK, converged 0): the step goes on with it, and the run
@@ -88,22 +90,34 @@ static int ncpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
 
 static const char *ncpSolverName(const void *state) { return ncpNames[((const ncpState *)state)->solver]; }
 
-/* nsgs until it converges or stalls, then the fixed point from its best iterate */
+/* adds a later stage's work and result to the hybrid's stats */
+static void addStage(cdSolveStats *stats, const cdSolveStats *s) {
+  stats->iterations += s->iterations;
+  stats->products += s->products;
+  stats->factorizations += s->factorizations;
+  stats->cholmod_warnings += s->cholmod_warnings;
+  /* each stage starts from the previous one's best iterate and returns its own best: never
+   * worse */
+  stats->residual = s->residual;
+  stats->converged = s->converged;
+}
+
+/* nsgs until it converges or stalls; then the fixed point from its best iterate; then, if the
+ * fixed point stalls too, nsgs again from there with the sweeps the first stage left */
 static int ncpHybrid(const cdNcpParams *par, cdContactProblem *p, cdSolveStats *stats) {
   cdNcpParams pn = {par->tolerance, par->max_iterations, CD_NCP_NSGS_STALL};
   int rc = cd_ncpNsgsSolve(p, &pn, stats);
   if (rc != CD_OK || stats->converged) return rc;
+  int swept = stats->iterations;
   cdNcpParams pf = {par->tolerance, CD_NCP_FP_MAXIT, CD_NCP_FP_STALL};
-  cdSolveStats fs;
-  rc = cd_ncpFixedPointSolve(p, &pf, CD_NCP_INNER_APGD, NULL, &fs, NULL);
-  stats->iterations += fs.iterations;
-  stats->products += fs.products;
-  stats->factorizations += fs.factorizations;
-  stats->cholmod_warnings += fs.cholmod_warnings;
+  cdSolveStats s;
+  rc = cd_ncpFixedPointSolve(p, &pf, CD_NCP_INNER_APGD, NULL, &s, NULL);
+  addStage(stats, &s);
   stats->fallbacks += 1;
-  /* the fixed point starts from nsgs's best iterate and returns its best: never worse */
-  stats->residual = fs.residual;
-  stats->converged = fs.converged;
+  if (rc != CD_OK || stats->converged || swept >= par->max_iterations) return rc;
+  cdNcpParams pr = {par->tolerance, par->max_iterations - swept, 0};
+  rc = cd_ncpNsgsSolve(p, &pr, &s);
+  addStage(stats, &s);
   return rc;
 }
 

@@ -7,9 +7,9 @@
  * backend's defaults), from lambda = 0. Here the default nsgs+fp-apgd and nsgs run; the five
  * solvers side by side (and Siconos) are make bench's (tests/bench/bench_ncp.c), which also
  * runs the one problem of more than 1000 contacts the default is kept from here for time
- * (fc2d_granularflowonwall_02020: 2020 contacts, 9 s; missed, residual 7e-7). One line per
+ * (fc2d_granularflowonwall_02020: 2020 contacts, 24 s, missed at 7e-7). One line per
  * problem and one summary line per solver are printed. Each solver must solve at least the
- * count measured when the test was written (58 of the 64 for the default, 52 of 65 for nsgs):
+ * count measured when the test was written (59 of the 64 for the default, 52 of 65 for nsgs):
  * a change that loses problems fails; the problems missed are listed.
  */
 #include <dirent.h>
@@ -65,7 +65,7 @@ CD_TEST(ncpSolversOnThePeerFrictionContactCollections) {
   nf += peerList(dir, "fclib", ".hdf5", 1, files + nf, 256 - nf);
   CHECK(nf > 0);
   const char *names[NS_N] = {"nsgs+fp-apgd", "nsgs"};
-  const int minSolved[NS_N] = {58, 52};
+  const int minSolved[NS_N] = {59, 52};
   const int maxContacts[NS_N] = {1000, 1 << 30};
   void *state[NS_N] = {NULL};
   for (int s = 0; s < NS_N; s++) {
