@@ -34,7 +34,6 @@
 
 #include "alloc.h"
 #include "backend.h"
-#include "collide.h"
 #include "vec3.h"
 
 typedef struct {
@@ -99,9 +98,7 @@ double cd_bodySpeedBound(const cdBodyDef *b, const double v6[6]) {
   return cd_v3norm(v6) + cd_v3norm(v6 + 3) * cd_bodyBoundingRadius(b);
 }
 
-void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], const double v6[6],
-                         double dt, double aabb[6]) {
-  double share = cd_collideMargin(cd_bodySpeedBound(b, v6), dt, cd_bodySizeScale(b));
+void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], double share, double aabb[6]) {
   double e[3];
   if (b->shape == CD_SPHERE) {
     cd_v3set(e, b->radius, b->radius, b->radius);
