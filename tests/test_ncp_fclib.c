@@ -113,7 +113,9 @@ CD_TEST(dumpedStepReadsBackBitForBitWithItsSolutionAndResidual) {
       printf("    libfclib merit %.3e (bound %.3e)\n", merit, bound);
       CHECK(merit <= bound * (1.0 + 1e-9) + 1e-15);
     }
+    /* fclib_delete_local frees the members, not the struct fclib_read_local allocated */
     if (loc) fclib_delete_local(loc);
+    free(loc);
     cd_free(r);
     cd_contactProblemFree(&q);
     cd_simFree(&s);
@@ -174,6 +176,7 @@ CD_TEST(dumpProblemsWritesAFileAStepUnderEveryImpulseModelAndRefusesPenalty) {
     snprintf(want, sizeof want, "model %s", models[m]);
     CHECK(loc && loc->info && loc->info->description && strstr(loc->info->description, want));
     if (loc) fclib_delete_local(loc);
+    free(loc);
     cd_contactProblemFree(&q);
   }
   snprintf(dir, sizeof dir, "%s/dump-penalty", cd_cliTmpdir());
