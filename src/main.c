@@ -12,10 +12,11 @@
 
 static const char *const USAGE =
     "usage: cdsim SCENE.json [options]\n"
-    "  --model lcp|ccp|penalty   contact model (default: the scene's \"model\", else lcp)\n"
+    "  --model lcp|ccp|ncp|penalty  contact model (default: the scene's \"model\", else lcp)\n"
     "  --contact-margin auto|METRES  which separated contacts enter a step (overrides the\n"
     "                            scene's contact_margin; default auto: velocity-adaptive)\n"
-    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal; penalty: explicit\n"
+    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal;\n"
+    "                            ncp: nsgs+fp-apgd|nsgs|fp-apgd|fp-pgs|fp-primal; penalty: explicit\n"
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"
     "  --duration SECONDS        simulated time (overrides the scene)\n"
@@ -27,6 +28,8 @@ static const char *const USAGE =
     "  --max-iterations N        iterative solver iteration limit\n"
     "  --substeps N              penalty: substeps per step (default: from the stable step)\n"
     "  --output-every N          record every Nth step (default 1)\n"
+    "  --dump-problems DIR       write each step's contact problem and the model's solution to\n"
+    "                            DIR/step-NNNNNNNN.hdf5 (FCLIB local form; lcp, ccp, ncp)\n"
     "  --summary                 print the run summary as one JSON line on stdout\n"
     "  --no-xdmf                 no FILE.xdmf sidecar (for ParaView) beside the output\n"
     "  --xdmf FILE.h5            write the sidecar FILE.xdmf of an existing output and exit\n"
@@ -86,7 +89,7 @@ int main(int argc, char **argv) {
     static const char *const with_value[] = {"--model", "--solver", "--out", "--dt", "--duration", "--steps",
                                              "--set", "--friction-dirs", "--tolerance", "--max-iterations",
                                              "--substeps", "--output-every", "--contact-margin", "--xdmf",
-                                             NULL};
+                                             "--dump-problems", NULL};
     int takes = 0;
     for (int k = 0; with_value[k]; k++) takes |= !strcmp(a, with_value[k]);
     if (takes && !val) {
@@ -119,8 +122,8 @@ int main(int argc, char **argv) {
       free(sets);
       return xrc;
     } else if (!strcmp(a, "--model")) {
-      if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "penalty"))
-        rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)", val);
+      if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "ncp") && strcmp(val, "penalty"))
+        rc = usageError("--model: unknown model '%s' (lcp, ccp, ncp or penalty)", val);
       cfg.model = val;
       i++;
     } else if (!strcmp(a, "--solver")) {
@@ -185,6 +188,9 @@ int main(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--output-every")) {
       if (!(rc = parseLong(a, val, 1, INT_MAX, &l))) cfg.output_every = (int)l;
+      i++;
+    } else if (!strcmp(a, "--dump-problems")) {
+      cfg.dump_dir = val;
       i++;
     } else if (a[0] == '-' && a[1]) {
       rc = usageError("unknown option '%s'", a);
