@@ -45,7 +45,7 @@ BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all release debug asan test check bench fuzz install clean deps depcheck valgrind
 
-all release: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-fclib
+all release: depcheck $(BUILD)/cdsim
 
 debug:
 	$(MAKE) BUILD=build-debug all
@@ -74,16 +74,10 @@ $(BUILD)/libcdsim.a: $(LIB_OBJ)
 $(BUILD)/cdsim: $(BUILD)/src/main.o $(BUILD)/libcdsim.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-# cdsim-fclib (tools/cdsim_fclib.c): cdsim's solvers on FCLIB and Siconos problem files, read by
-# the peer-collection readers of tests/peer_data.c
-$(BUILD)/tools/cdsim_fclib.o: CPPFLAGS_ALL += -Itests
-$(BUILD)/cdsim-fclib: $(BUILD)/tools/cdsim_fclib.o $(BUILD)/tests/peer_data.o $(BUILD)/libcdsim.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
-
 $(BUILD)/cdsim-tests: $(TEST_OBJ) $(BUILD)/libcdsim.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-# the benchmarks read the peer collections (tests/peer_data.c) and, when Debian's Siconos numerics
+# the benchmarks read the peer collections (tests/peer_data.c, io/problem_file.c) and, when Debian's Siconos numerics
 # (libsiconos-numerics-dev, a peer and not a dependency) is installed, compare with its fc3d NSGS
 SICONOS_H := $(wildcard /usr/include/siconos/numerics/fc3d_Solvers.h)
 $(BENCH_OBJ): CPPFLAGS_ALL += -Itests $(if $(SICONOS_H),-DCD_HAVE_SICONOS -I/usr/include/siconos -I/usr/include/siconos/numerics)
@@ -107,13 +101,12 @@ bench: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-bench
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cdsim/scenes
 	install -m 755 $(BUILD)/cdsim $(DESTDIR)$(PREFIX)/bin/cdsim
-	install -m 755 $(BUILD)/cdsim-fclib $(DESTDIR)$(PREFIX)/bin/cdsim-fclib
 	install -m 644 scenes/*.json $(DESTDIR)$(PREFIX)/share/cdsim/scenes/
 
 clean:
 	rm -rf build build-debug build-asan bench-results
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/tools/cdsim_fclib.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(BUILD)/src/main.d
 
 # ---- fuzzing (tests/fuzz/README.md): clang + libFuzzer + ASan + UBSan over the library
 # sources compiled anew into build-fuzz/; the seed corpus comes from scenes/ at run time.

@@ -1,5 +1,5 @@
-/* test_ncp_fclib.c: FCLIB out (io/fclib_dump.c, --dump-problems) and in (the peer reader of
- * tests/peer_data.c, used by cdsim-fclib): a dumped step reads back as the same problem, bit
+/* test_ncp_fclib.c: FCLIB out (io/fclib_dump.c, --dump-problems) and in (io/problem_file.c,
+ * used by cdsim --solve-fclib): a dumped step reads back as the same problem, bit
  * for bit, with the model's solution, whose residual is the one the run reported; libfclib
  * reads the file as well and its own merit function agrees; and the command line writes one
  * file a step under lcp, ccp and ncp and refuses the penalty model. */
@@ -62,7 +62,7 @@ CD_TEST(dumpedStepReadsBackBitForBitWithItsSolutionAndResidual) {
     rc = cd_fclibWrite(path, p, &info, err, sizeof err);
     CHECK_MSG(rc == 0, "rewrite: %s", err);
     cdContactProblem q;
-    rc = cd_peerFclibRead(path, &q, err, sizeof err);
+    rc = cd_fclibFileRead(path, &q, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc) {
       cd_simFree(&s);
@@ -156,7 +156,7 @@ CD_TEST(dumpProblemsWritesAFileAStepUnderEveryImpulseModelAndRefusesPenalty) {
     snprintf(file, sizeof file, "%s/step-00000001.hdf5", dir);
     cdContactProblem q;
     char rerr[512];
-    if (cd_peerFclibRead(file, &q, rerr, sizeof rerr)) {
+    if (cd_fclibFileRead(file, &q, rerr, sizeof rerr)) {
       cd_testFail(__FILE__, __LINE__, "%s: %s", models[m], rerr);
       continue;
     }
@@ -192,4 +192,37 @@ CD_TEST(dumpProblemsWritesAFileAStepUnderEveryImpulseModelAndRefusesPenalty) {
                    NULL, so, sizeof so, err, sizeof err, NULL);
   CHECK_MSG(code == 1 && strstr(err, "/proc/cdsim-no-such-dir/x"), "exit %d: %s", code, err);
   CHECK(access(out, F_OK) != 0);
+}
+
+/* cdsim --solve-fclib: a dumped step solved back from zero impulses by ncp (exact Coulomb
+ * residual at the tolerance) and by ccp (converged on its own residual, with the lift's
+ * Coulomb residual); a file that does not read: exit 1 naming it, the other files still
+ * solved; options that belong to a run: exit 2 */
+CD_TEST(solveFclibSolvesDumpedStepsAndNamesAFileItCannotRead) {
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
+  char scene[1024], dir[600], out[600], err[8192], so[8192], file[700], bad[700];
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
+  snprintf(dir, sizeof dir, "%s/solve-fclib", cd_cliTmpdir());
+  snprintf(out, sizeof out, "%s/solve-fclib.h5", cd_cliTmpdir());
+  int code = cd_cliRun((const char *const[]){scene, "--model", "ncp", "--steps", "3", "--dump-problems", dir, "--out",
+                                             out, "--quiet", NULL},
+                       NULL, so, sizeof so, err, sizeof err, NULL);
+  CHECK_MSG(code == 0, "dump: exit %d: %s", code, err);
+  snprintf(file, sizeof file, "%s/step-00000002.hdf5", dir);
+  snprintf(bad, sizeof bad, "%s/not-a-problem.hdf5", cd_cliTmpdir());
+  CHECK(cd_cliWriteFile(bad, "not hdf5\n") == 0);
+  code = cd_cliRun((const char *const[]){"--solve-fclib", file, "--model", "ncp", NULL}, NULL, so, sizeof so, err,
+                   sizeof err, NULL);
+  CHECK_MSG(code == 0 && strstr(so, "step-00000002.hdf5") && strstr(so, " yes "), "ncp: exit %d: %s%s", code, so,
+            err);
+  code = cd_cliRun((const char *const[]){"--solve-fclib", "--model", "ccp", "--solver", "pgs", file, NULL}, NULL, so,
+                   sizeof so, err, sizeof err, NULL);
+  CHECK_MSG(code == 0 && strstr(so, " ccp ") && strstr(so, " pgs ") && strstr(so, " yes "), "ccp: exit %d: %s%s",
+            code, so, err);
+  code = cd_cliRun((const char *const[]){"--solve-fclib", bad, file, NULL}, NULL, so, sizeof so, err, sizeof err, NULL);
+  CHECK_MSG(code == 1 && strstr(err, "not-a-problem.hdf5") && strstr(so, "step-00000002.hdf5"), "bad file: exit %d: %s",
+            code, err);
+  code = cd_cliRun((const char *const[]){"--solve-fclib", file, "--out", out, NULL}, NULL, so, sizeof so, err,
+                   sizeof err, NULL);
+  CHECK_MSG(code == 2 && strstr(err, "--solve-fclib"), "--out: exit %d: %s", code, err);
 }

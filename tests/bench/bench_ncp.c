@@ -88,8 +88,8 @@ static int peerFiles(ncpFile *out, int cap) {
 
 static int readProblem(const ncpFile *f, cdContactProblem *p, char *err, size_t errlen) {
   size_t l = strlen(f->path);
-  return l > 5 && !strcmp(f->path + l - 5, ".hdf5") ? cd_peerFclibRead(f->path, p, err, errlen)
-                                                     : cd_peerFcRead(f->path, p, err, errlen);
+  return l > 5 && !strcmp(f->path + l - 5, ".hdf5") ? cd_fclibFileRead(f->path, p, err, errlen)
+                                                     : cd_fcFileRead(f->path, p, err, errlen);
 }
 
 /* one ncp solver (a backend state) on p from zero: fills residual (ncp.h's, recomputed from
