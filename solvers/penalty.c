@@ -90,6 +90,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "ncp.h"
 #include "penalty_law.h"
 #include "vec3.h"
 #include "world.h"
@@ -109,6 +110,9 @@ typedef struct cdPenalty {
                           a cube), kg^-1 m^-2; -1 for the others */
   cdMaterial *mix;     /* (nmaterial x nmaterial) cd_materialMix of materials a, b; NULL beyond
                           PENALTY_MIX_TABLE_MAX materials */
+  double vscale;       /* the step's ||g||_inf, m/s: the residual's scale (penaltyFinish) */
+  double *res;         /* (res_cap x 8) the residual's per-contact mu, meff, lambda, c-bar */
+  size_t res_cap;
 } cdPenalty;
 
 /* the material acting at a contact of bodies a and b (-1: the ground): the table's, or
@@ -249,6 +253,7 @@ static void penaltyFree(void *state) {
   cd_free(p->invmass);
   cd_free(p->isoinv);
   cd_free(p->mix);
+  cd_free(p->res);
   cd_free(p);
 }
 
@@ -307,9 +312,33 @@ static const char *penaltySolverName(const void *state) {
   return "explicit";
 }
 
+/* the step's velocity scale, as the impulse models have it: ||g||_inf over the step's
+ * contacts, g = J v_f + (phi/dt) e_n with v_f = v + dt gravity (the free velocity without the
+ * gyroscopic term, which moves no contact point here by more than roundoff over a step) */
+static double stepVelocityScale(const cdScene *scene, const cdWorld *w, const cdContactSet *cs, double dt) {
+  double m = 0;
+  for (int i = 0; i < cs->ncon; i++) {
+    const cdContact *c = &cs->con[i];
+    double v[3] = {0, 0, 0};
+    for (int s = 0; s < 2; s++) {
+      int b = c->body[s];
+      if (b < 0 || scene->body[b].fixed) continue;
+      double r[3], vp[3];
+      cd_v3sub(r, c->point, &w->x[3 * b]);
+      pointVelocity(w, b, r, vp);
+      cd_v3addScaled(vp, vp, scene->gravity, dt);
+      cd_v3addScaled(v, v, vp, s == 1 ? 1.0 : -1.0);
+    }
+    double g[3] = {cd_v3dot(v, c->normal) + c->gap / dt, cd_v3dot(v, c->t1), cd_v3dot(v, c->t2)};
+    for (int k = 0; k < 3; k++) m = fabs(g[k]) > m ? fabs(g[k]) : m;
+  }
+  return m > 0 ? m : 1.0;
+}
+
 static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *world, const cdContactSet *contacts,
                            double dt) {
   cdPenalty *p = state;
+  p->vscale = stepVelocityScale(scene, world, contacts, dt);
   if (p->forced_substeps > 0) return p->forced_substeps;
   size_t need = (size_t)world->nbody + 2 * (size_t)contacts->ncon;
   if (need > p->scratch_cap) {
@@ -326,9 +355,7 @@ static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *wor
   return (int)n;
 }
 
-/* stats: iterations 0 (nothing is iterated), converged 1, residual the largest overlap
- * seen over the step's substeps (m): the penalty model's departure from non-penetration.
- * The law's forces go through cd_penaltyLimitForce with the mass-split inverse masses
+/* The law's forces go through cd_penaltyLimitForce with the mass-split inverse masses
  * (opening comment), counted over the contacts that touch in this substep. */
 static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdContactSet *cs, const int *live,
                          int nlive, double h, cdSolveStats *stats) {
@@ -384,11 +411,51 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
     c->lambda[0] += h * f.fn;
     c->lambda[1] += h * cd_v3dot(F, c->t1);
     c->lambda[2] += h * cd_v3dot(F, c->t2);
-    if (stats && -c->gap > stats->residual) stats->residual = -c->gap;
   }
-  if (stats) {
-    stats->converged = 1;
+  (void)stats; /* filled by penaltyFinish */
+  return CD_OK;
+}
+
+/* stats of the step: iterations 0 (nothing is iterated), converged 1, and the residual every
+ * model reports (problem.h), here against the exact Coulomb contact (ncp.h: K ∋ lambda ⟂
+ * c̄ + mu |c̄_T| e_n ∈ K*) with the step's summed impulses and post-step velocities,
+ * c̄ = J v+ + (phi_start / dt) e_n: how far the compliant answer is from hard contact with
+ * Coulomb friction (a resting contact sinks by phi, a contact that opened within the step
+ * carries impulse with a separating velocity), in the same dimensionless units as the
+ * impulse models' residuals. It measures the model, not a solve: nothing stops on it. */
+static int penaltyFinish(void *state, const cdScene *scene, const cdWorld *world, const cdContactSet *cs,
+                         double dt, cdSolveStats *stats) {
+  cdPenalty *p = state;
+  stats->converged = 1;
+  stats->residual = 0;
+  if (cs->ncon == 0) return CD_OK;
+  if ((size_t)cs->ncon > p->res_cap) {
+    double *r = cd_realloc(p->res, 8 * (size_t)cs->ncon * sizeof *r);
+    if (!r) return CD_ERR_NOMEM;
+    p->res = r;
+    p->res_cap = (size_t)cs->ncon;
   }
+  size_t n = (size_t)cs->ncon;
+  double *mu = p->res, *meff = mu + n, *lambda = meff + n, *cbar = lambda + 3 * n;
+  for (int i = 0; i < cs->ncon; i++) {
+    const cdContact *c = &cs->con[i];
+    double wn = 0;
+    for (int s = 0; s < 2; s++)
+      if (c->body[s] >= 0) wn += cd_penaltyInverseMass(scene, world, c->body[s], c->point, c->normal);
+    mu[i] = cd_worldFriction(scene, world, c->body[0], c->body[1]);
+    meff[i] = wn > 0 ? 1.0 / wn : 1.0;
+    memcpy(&lambda[3 * i], c->lambda, 3 * sizeof(double));
+    cbar[3 * i] = c->post_vn + c->gap / dt;
+    cbar[3 * i + 1] = cd_v3dot(c->post_vt, c->t1);
+    cbar[3 * i + 2] = cd_v3dot(c->post_vt, c->t2);
+  }
+  cdContactProblem view;
+  memset(&view, 0, sizeof view);
+  view.ncon = cs->ncon;
+  view.mu = mu;
+  view.meff = meff;
+  view.vscale = p->vscale;
+  stats->residual = cd_ncpResidual(&view, lambda, cbar, NULL);
   return CD_OK;
 }
 
@@ -400,5 +467,6 @@ const cdBackend cd_backendPenalty = {
     .solve = NULL,
     .substeps = penaltySubsteps,
     .forces = penaltyForces,
+    .finish = penaltyFinish,
     .free = penaltyFree,
 };

@@ -74,6 +74,10 @@ typedef struct cdBackend {
    * substep of length h */
   int (*forces)(void *state, const cdScene *scene, struct cdWorld *world, cdContactSet *contacts, const int *live,
                 int nlive, double h, cdSolveStats *stats);
+  /* force: after the step's last substep (the contacts' impulses summed over the step, their
+   * post-step velocities set): what of the stats needs the step's end, the residual */
+  int (*finish)(void *state, const cdScene *scene, const struct cdWorld *world, const cdContactSet *contacts,
+                double dt, cdSolveStats *stats);
   void (*free)(void *state);
 } cdBackend;
 

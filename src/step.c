@@ -165,7 +165,10 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
     integratePositions(scene, w, h, 1);
   }
   stats->substeps = n;
-  return CD_OK;
+  double t1 = seconds();
+  st = be->finish ? be->finish(bs, scene, w, &w->contacts, dt, stats) : CD_OK;
+  w->time_solve += seconds() - t1;
+  return st;
 }
 
 int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt) {
