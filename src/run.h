@@ -19,8 +19,10 @@ typedef struct cdRunConfig {
   int output_every;         /* --output-every (>= 1) */
   int quiet;                /* --quiet: no progress, no warnings about the run (notices.h) */
   int summary;              /* --summary: one JSON line of the run summary on stdout */
+  int no_xdmf;              /* --no-xdmf: no FILE.xdmf sidecar beside the output */
   cdBackendOptions bopt;    /* --solver, --tolerance, --max-iterations, --friction-dirs, --substeps */
   const char *command_line; /* the arguments joined, for the output file */
+  const char *dump_dir;     /* --dump-problems: each step's contact problem as FCLIB into it (io/fclib_dump.h), or NULL */
 } cdRunConfig;
 
 /* runs it; messages on stderr; returns an exit status */
