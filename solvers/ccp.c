@@ -6,15 +6,26 @@
  * velocity plus phi/dt in the normal component.
  *
  * Solvers (option --solver):
- *   apgd   (default) Nesterov accelerated projected gradient, ccp_apgd.c;
- *   pgs    projected block Gauss-Seidel over contacts, ccp_pgs.c;
- *   primal primal-dual interior point on the conic form, CHOLMOD Newton systems, ccp_primal.c.
- * Options: tolerance (0: 1e-6 for apgd / pgs, 1e-8 for primal) on the shared residual of
- * cone.h, max_iterations (0: 2000 for apgd / pgs, 100 for primal).
- * Stats: iterations, residual = max_i ||lambda_i - Proj_K(lambda_i - c̄_i)|| / (1 + ||g||_inf),
- * converged = residual <= tolerance. A solve that does not converge still returns its best
- * iterate (CD_OK, converged 0): the step goes on with the most nearly complementary impulses,
- * and the run records the residual.
+ *   primal  seed 001's primal in velocity space, Newton on its augmented Lagrangian with
+ *           CHOLMOD factors of M + J^T D J, ccp_primal.c (tolerance 1e-8);
+ *   apgd    Nesterov accelerated projected gradient on the dual, ccp_apgd.c (1e-6);
+ *   pgs     projected block Gauss-Seidel over contacts, ccp_pgs.c (1e-6);
+ *   ipm     primal-dual interior point on the dual's conic form, ccp_ipm.c (1e-8);
+ *   default primal or apgd, chosen each step by the cost of primal's factorization (below).
+ * Options: tolerance (0: each solver's default) on the shared residual of cone.h,
+ * max_iterations (0: 100 Newton / interior-point steps, 2000 apgd / pgs iterations).
+ * A solve that does not converge still returns its best iterate (CD_OK, converged 0): the step
+ * goes on with the most nearly complementary impulses, and the run records the residual.
+ *
+ * The default. A Newton step of primal costs one sparse Cholesky factorization of the
+ * velocity-space matrix, whose fill grows faster than the contacts on 3-D contact graphs
+ * (piles); an apgd iteration costs a product with G, linear in the contacts. Each step the
+ * default analyses primal's matrix (the analysis is kept for the solve when primal runs) and
+ * runs primal when CHOLMOD's flop count of one factorization is at most CCP_AUTO_FLOPS per
+ * contact, apgd otherwise. The crossover was measured on sphere piles (README, Performance):
+ * see CCP_AUTO_FLOPS. When primal ends at its step limit unconverged, apgd continues from its
+ * best iterate (stats->fallbacks). The output's solver attribute names what ran: "primal",
+ * "apgd", or "primal+apgd".
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,30 +33,46 @@
 #include "alloc.h"
 #include "ccp.h"
 
-typedef enum { CCP_APGD = 0, CCP_PGS = 1, CCP_PRIMAL = 2 } ccpSolver;
+/* factorization flops per contact above which the default runs apgd instead of primal */
+#define CCP_AUTO_FLOPS 4e4
+
+typedef enum { CCP_AUTO = 0, CCP_PRIMAL = 1, CCP_APGD = 2, CCP_PGS = 3, CCP_IPM = 4 } ccpSolver;
 
 typedef struct ccpState {
   ccpSolver solver;
-  cdCcpParams par;
+  double tolerance;  /* the user's, or 0: each solver's default */
+  int max_iterations;
+  int used_primal, used_apgd;
+  cdCcpPrimalWork *primal;
+  cdCcpApgdWork *apgd;
   int cc_started;
-  cholmod_common cc; /* the primal solver's CHOLMOD context, owned here */
+  cholmod_common cc; /* ipm's CHOLMOD context */
 } ccpState;
 
-static const char *const ccpNames[] = {"apgd", "pgs", "primal"};
+static const char *const ccpNames[] = {"default", "primal", "apgd", "pgs", "ipm"};
+
+static void ccpFree(void *state) {
+  ccpState *st = state;
+  if (!st) return;
+  cd_ccpPrimalWorkFree(st->primal);
+  cd_ccpApgdWorkFree(st->apgd);
+  if (st->cc_started) cholmod_finish(&st->cc);
+  cd_free(st);
+}
 
 static int ccpMake(const cdScene *scene, const cdBackendOptions *opt, void **state, char *err, size_t errlen) {
   (void)scene;
-  ccpSolver s = CCP_APGD;
+  ccpSolver s = CCP_AUTO;
   const char *name = opt ? opt->solver : NULL;
   if (name && *name) {
     int found = 0;
-    for (int k = 0; k < 3; k++)
+    for (int k = 1; k < 5; k++)
       if (strcmp(name, ccpNames[k]) == 0) {
         s = (ccpSolver)k;
         found = 1;
       }
     if (!found) {
-      if (err && errlen) snprintf(err, errlen, "ccp: unknown solver '%s' (apgd, pgs, primal)", name);
+      if (err && errlen) snprintf(err, errlen, "ccp: unknown solver '%s' (primal, apgd, pgs, ipm)", name);
       return CD_ERR_USAGE;
     }
   }
@@ -56,12 +83,19 @@ static int ccpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   ccpState *st = cd_calloc(1, sizeof *st);
   if (!st) return CD_ERR_NOMEM;
   st->solver = s;
-  st->par.tolerance = opt && opt->tolerance > 0 ? opt->tolerance : (s == CCP_PRIMAL ? CD_CCP_PRIMAL_TOL : CD_CCP_ITER_TOL);
-  st->par.max_iterations =
-      opt && opt->max_iterations > 0 ? opt->max_iterations : (s == CCP_PRIMAL ? CD_CCP_PRIMAL_MAXIT : CD_CCP_ITER_MAXIT);
-  if (s == CCP_PRIMAL) {
+  st->tolerance = opt ? opt->tolerance : 0.0;
+  st->max_iterations = opt ? opt->max_iterations : 0;
+  if ((s == CCP_AUTO || s == CCP_PRIMAL) && !(st->primal = cd_ccpPrimalWorkMake())) {
+    ccpFree(st);
+    return CD_ERR_NOMEM;
+  }
+  if ((s == CCP_AUTO || s == CCP_APGD) && !(st->apgd = cd_ccpApgdWorkMake())) {
+    ccpFree(st);
+    return CD_ERR_NOMEM;
+  }
+  if (s == CCP_IPM) {
     if (!cholmod_start(&st->cc)) {
-      cd_free(st);
+      ccpFree(st);
       return CD_ERR_NOMEM;
     }
     st->cc.print = 0; /* no I/O from the solvers: failures come back through status codes */
@@ -71,24 +105,47 @@ static int ccpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   return CD_OK;
 }
 
-static const char *ccpSolverName(const void *state) { return ccpNames[((const ccpState *)state)->solver]; }
+static const char *ccpSolverName(const void *state) {
+  const ccpState *st = state;
+  if (st->used_primal && st->used_apgd) return "primal+apgd";
+  if (st->used_primal) return "primal";
+  if (st->used_apgd) return "apgd";
+  return st->solver == CCP_AUTO ? "primal+apgd" : ccpNames[st->solver];
+}
+
+/* the default: primal where its factorization is cheap enough, apgd otherwise, and apgd after a
+ * primal solve that ended unconverged */
+static int ccpAuto(ccpState *st, cdContactProblem *p, const cdCcpParams *par, cdSolveStats *stats) {
+  double fl = p->nbody > 0 ? cd_ccpPrimalFactorFlops(p, st->primal) : 0.0;
+  if (fl < 0.0) return CD_ERR_NOMEM;
+  if (fl <= CCP_AUTO_FLOPS * p->ncon) {
+    st->used_primal = 1;
+    int rc = cd_ccpPrimalSolve(p, par, st->primal, stats);
+    if (rc == CD_ERR_NOMEM || stats->converged) return rc;
+    cdSolveStats first = *stats;
+    st->used_apgd = 1;
+    rc = cd_ccpApgdSolve(p, par, st->apgd, stats);
+    stats->iterations += first.iterations;
+    stats->factorizations += first.factorizations;
+    stats->products += first.products;
+    stats->fallbacks = 1;
+    return rc;
+  }
+  st->used_apgd = 1;
+  return cd_ccpApgdSolve(p, par, st->apgd, stats);
+}
 
 static int ccpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   (void)contacts; /* the impulses go back through p->lambda; the core copies them */
   ccpState *st = state;
-  if (cd_contactProblemDelassus(p)) return CD_ERR_NOMEM;
+  cdCcpParams par = {st->tolerance, st->max_iterations};
   switch (st->solver) {
-  case CCP_PGS: return cd_ccpPgsSolve(p, &st->par, stats);
-  case CCP_PRIMAL: return cd_ccpPrimalSolve(p, &st->par, &st->cc, stats);
-  default: return cd_ccpApgdSolve(p, &st->par, stats);
+  case CCP_PRIMAL: st->used_primal = 1; return cd_ccpPrimalSolve(p, &par, st->primal, stats);
+  case CCP_APGD: st->used_apgd = 1; return cd_ccpApgdSolve(p, &par, st->apgd, stats);
+  case CCP_PGS: return cd_ccpPgsSolve(p, &par, stats);
+  case CCP_IPM: return cd_ccpIpmSolve(p, &par, &st->cc, stats);
+  default: return ccpAuto(st, p, &par, stats);
   }
-}
-
-static void ccpFree(void *state) {
-  ccpState *st = state;
-  if (!st) return;
-  if (st->cc_started) cholmod_finish(&st->cc);
-  cd_free(st);
 }
 
 const cdBackend cd_backendCcp = {
