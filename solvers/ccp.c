@@ -33,8 +33,13 @@
 #include "alloc.h"
 #include "ccp.h"
 
-/* factorization flops per contact above which the default runs apgd instead of primal */
-#define CCP_AUTO_FLOPS 4e4
+/* the default's choice (opening comment): primal's budget of Newton steps a step, the steps
+ * apgd runs before primal is tried again (doubling, up to CCP_AUTO_WAIT_MAX, while primal keeps
+ * missing its budget), and the factorization flops per contact above which primal is not tried */
+#define CCP_AUTO_NEWTON 4
+#define CCP_AUTO_WAIT 2
+#define CCP_AUTO_WAIT_MAX 256
+#define CCP_AUTO_FLOPS 2e4
 
 typedef enum { CCP_AUTO = 0, CCP_PRIMAL = 1, CCP_APGD = 2, CCP_PGS = 3, CCP_IPM = 4 } ccpSolver;
 
@@ -43,6 +48,7 @@ typedef struct ccpState {
   double tolerance;  /* the user's, or 0: each solver's default */
   int max_iterations;
   int used_primal, used_apgd;
+  int wait, wait_next; /* default: steps left for apgd before primal is tried again, and the next wait */
   cdCcpPrimalWork *primal;
   cdCcpApgdWork *apgd;
   int cc_started;
@@ -84,6 +90,7 @@ static int ccpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   if (!st) return CD_ERR_NOMEM;
   st->solver = s;
   st->tolerance = opt ? opt->tolerance : 0.0;
+  st->wait_next = CCP_AUTO_WAIT;
   st->max_iterations = opt ? opt->max_iterations : 0;
   if ((s == CCP_AUTO || s == CCP_PRIMAL) && !(st->primal = cd_ccpPrimalWorkMake())) {
     ccpFree(st);
@@ -113,32 +120,49 @@ static const char *ccpSolverName(const void *state) {
   return st->solver == CCP_AUTO ? "primal+apgd" : ccpNames[st->solver];
 }
 
-/* the default: primal where its factorization is cheap enough, apgd otherwise, and apgd after a
- * primal solve that ended unconverged */
+/* the default: primal within its budget of Newton steps where its factorization is cheap
+ * enough; apgd otherwise, from primal's best iterate when primal ran out of budget, and for the
+ * next steps (a wait that doubles while primal keeps missing) */
 static int ccpAuto(ccpState *st, cdContactProblem *p, const cdCcpParams *par, cdSolveStats *stats) {
+  if (p->nbody > 0 && st->wait > 0) {
+    st->wait--;
+    st->used_apgd = 1;
+    return cd_ccpApgdSolve(p, par, st->apgd, stats);
+  }
   double fl = p->nbody > 0 ? cd_ccpPrimalFactorFlops(p, st->primal) : 0.0;
   if (fl < 0.0) return CD_ERR_NOMEM;
-  if (fl <= CCP_AUTO_FLOPS * p->ncon) {
-    st->used_primal = 1;
-    int rc = cd_ccpPrimalSolve(p, par, st->primal, stats);
-    if (rc == CD_ERR_NOMEM || stats->converged) return rc;
-    cdSolveStats first = *stats;
+  if (fl > CCP_AUTO_FLOPS * p->ncon) {
+    st->wait = st->wait_next;
+    st->wait_next = st->wait_next * 2 < CCP_AUTO_WAIT_MAX ? st->wait_next * 2 : CCP_AUTO_WAIT_MAX;
     st->used_apgd = 1;
-    rc = cd_ccpApgdSolve(p, par, st->apgd, stats);
-    stats->iterations += first.iterations;
-    stats->factorizations += first.factorizations;
-    stats->products += first.products;
-    stats->fallbacks = 1;
+    return cd_ccpApgdSolve(p, par, st->apgd, stats);
+  }
+  /* a problem without the velocity-space form (from a file) has no apgd fallback here: primal
+   * runs to its own limit */
+  cdCcpParams pp = *par;
+  if (p->nbody > 0) pp.warm_max_iterations = CCP_AUTO_NEWTON;
+  st->used_primal = 1;
+  int rc = cd_ccpPrimalSolve(p, &pp, st->primal, stats);
+  if (rc == CD_ERR_NOMEM || stats->converged || p->nbody == 0) {
+    if (stats->converged) st->wait_next = CCP_AUTO_WAIT;
     return rc;
   }
+  cdSolveStats first = *stats;
   st->used_apgd = 1;
-  return cd_ccpApgdSolve(p, par, st->apgd, stats);
+  st->wait = st->wait_next;
+  st->wait_next = st->wait_next * 2 < CCP_AUTO_WAIT_MAX ? st->wait_next * 2 : CCP_AUTO_WAIT_MAX;
+  rc = cd_ccpApgdSolve(p, par, st->apgd, stats);
+  stats->iterations += first.iterations;
+  stats->factorizations += first.factorizations;
+  stats->products += first.products;
+  stats->fallbacks = 1;
+  return rc;
 }
 
 static int ccpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   (void)contacts; /* the impulses go back through p->lambda; the core copies them */
   ccpState *st = state;
-  cdCcpParams par = {st->tolerance, st->max_iterations};
+  cdCcpParams par = {st->tolerance, st->max_iterations, 0};
   switch (st->solver) {
   case CCP_PRIMAL: st->used_primal = 1; return cd_ccpPrimalSolve(p, &par, st->primal, stats);
   case CCP_APGD: st->used_apgd = 1; return cd_ccpApgdSolve(p, &par, st->apgd, stats);

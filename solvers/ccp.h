@@ -41,6 +41,8 @@
 typedef struct cdCcpParams {
   double tolerance;   /* stop when the shared residual (cone.h) is <= this */
   int max_iterations; /* apgd: gradient steps; pgs: sweeps; primal: Newton steps; ipm: interior-point steps */
+  int warm_max_iterations; /* primal: a lower limit for a start that is not cold (warm-start residual
+                              <= 0.5), e.g. a budget before another solver takes over; 0: none */
 } cdCcpParams;
 
 /* Nesterov accelerated projected gradient (solvers/ccp_apgd.c). Its work object carries the

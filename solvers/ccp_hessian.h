@@ -25,8 +25,13 @@ typedef struct cdCcpHessian {
   double *Mb;         /* (nb) per body its mass and ... */
   double *Ib;         /* (nb x 9) ... world inertia (the inverse of p->Iinv), row-major */
   int ptr_cap, row_cap, slot_cap, tptr_cap, trow_cap, mass_cap; /* what the arrays hold */
-  cholmod_sparse *A;  /* the upper triangle, the pattern above */
-  cholmod_factor *L;  /* its analysis (and numeric factor once factored) */
+  cholmod_sparse *A;  /* staging: the upper triangle in body order, the layout above */
+  cholmod_sparse *Ap; /* what is factored: the lower triangle of P A P^T, P fill-reducing */
+  int *pinv;          /* (6 nb) new index of each unknown under P */
+  int *pos;           /* (nnz A) where each entry of A sits in Ap */
+  int *scr;           /* scratch of the permutation */
+  int pinv_cap, pos_cap, scr_cap;
+  cholmod_factor *L;  /* the analysis of Ap in its own order (and its numeric factor) */
   cholmod_dense *B, *X, *Y, *E; /* solve workspace */
   double flops;       /* CHOLMOD's flop count of one numeric factorization of the pattern */
   long analyses;      /* symbolic analyses done (over the object's life) */

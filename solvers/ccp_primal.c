@@ -34,12 +34,25 @@
  * the inner problem is solved well enough for the present outer error: when v's own contact
  * velocities are within PRIMAL_INNER times that residual of gamma's,
  * ||y(v) - y_gamma||_inf / ||g||_inf <= PRIMAL_INNER r(gamma) (at the inner minimiser v =
- * v_gamma, so this always comes), or when the line search can no longer decrease L.
+ * v_gamma, so this always comes), or when the line search can no longer decrease L. While the
+ * residual falls the update is extrapolated, lambda <- gamma + (k-1)/(k+2) (gamma - gamma_prev)
+ * (Guler's accelerated proximal point), and plain after a rise; on the peer collection this
+ * took the two slowest problems from 149 and 120 Newton steps to 106 and 110.
  *
- * Penalties: rho_i = PRIMAL_KAPPA / (tr G_ii / 3) (kg, the impulse per m/s of contact i's own
- * Delassus block; G_ii from J and M^-1, never G): dimensionless in kappa, so scaling every mass
- * leaves every iterate's residual unchanged. Larger kappa: fewer multiplier updates and stiffer
- * inner problems. Measured on the bench scenes (README): see PRIMAL_KAPPA.
+ * Penalties: rho_i = kappa / (tr G_ii / 3) (kg, the impulse per m/s of contact i's own Delassus
+ * block; G_ii from J and M^-1, never G): dimensionless in kappa, so scaling every mass leaves
+ * every iterate's residual unchanged. A larger kappa means fewer multiplier updates (the outer
+ * rate of the proximal point) and stiffer inner problems: with a large rho_i a small slip puts a
+ * sticking contact's z outside the cone, and the Newton steps then find the sticking contacts a
+ * few at a time (each line search stops where the next contact sticks). The schedule: a warm
+ * start (residual <= PRIMAL_WARM) starts at PRIMAL_KAPPA, a cold one at PRIMAL_KAPPA_COLD;
+ * after each multiplier update kappa grows tenfold while below PRIMAL_KAPPA, and beyond it (up
+ * to PRIMAL_KAPPA_MAX) while the update did not halve the residual: problems with redundant
+ * contacts (stacks, the peer collection's piles) converge slowly in the proximal point, and need
+ * it. Measured (Newton steps a step, 100 steps; the peer collection from cold): kappa fixed at
+ * 1e3: cube pyramid 1.07, 20-cube stack 0.65, collection 38 of 65 within 100 steps; with the
+ * schedule 0.76, 0.69 and 65 of 65 (1481 steps in all, at most 110). Beyond 1e5 the Newton steps
+ * of the 2020-contact granular column fail (t ~ 1e-7): the cap.
  *
  * Warm start: lambda from p->lambda (the previous step's impulses by contact key) projected on K,
  * v = v_f + M^-1 J^T lambda; its residual is checked first, so a step whose warm start already
@@ -52,10 +65,14 @@
  * square root of D_i (cone.c), dx = r - S xi, r = gamma - x, and
  *     (I + S G S) xi = S G r,
  * symmetric positive definite with G's block pattern, factored by CHOLMOD (analysed once a
- * solve). The line search is the same with w = G dx (dx^T G dx = dx.w, x^T G dx = x.w). Problems
- * read from files are only nearly symmetric (peer collections: |G - G^T| up to 2.5e-3 |G|); the
- * matrix factored is I + S sym(G) S, and the step is solved against the true I + S G S by
- * iterative refinement (see contactSolve); the line search uses sym(G).
+ * solve). The line search is the same with w = G dx (dx^T G dx = dx.w, x^T G dx = x.w).
+ * Problems read from files are only nearly symmetric (the peer collections: |G - G^T| up to
+ * 2.5e-3 max|G|), and a nonsymmetric G has no primal: for those the CCP is solved as the
+ * variational inequality it is, by the same multiplier iteration with semismooth Newton steps on
+ * the inner problem's natural map F(x) = x - Proj_K(lambda - R (G x + g)). The step solves the
+ * true I + S G S by GMRES, preconditioned by the factor of I + S sym(G) S, and the step length
+ * is found by backtracking on ||F||^2 (Armijo). A G symmetric to 1e-12 max|G| takes the
+ * symmetric path.
  *
  * Stats: iterations = Newton steps (each one factorization of H, one solve, one product w = J dv
  * or G dx, and the line search); factorizations = numeric factorizations; products = the
@@ -67,6 +84,7 @@
 #include "alloc.h"
 #include "ccp.h"
 #include "ccp_hessian.h"
+#include "ccp_velocity.h"
 #include "cone.h"
 
 /* the penalty schedule (rho_i = kappa / (tr G_ii / 3)) and the inner-solve criterion: see the
@@ -75,6 +93,7 @@
 #define PRIMAL_KAPPA_COLD 10  /* a cold start's first kappa */
 #define PRIMAL_KAPPA_MAX 1e5  /* the stiffest */
 #define PRIMAL_WARM 1e-3      /* a start whose residual is at most this is warm */
+#define PRIMAL_COLD 0.5       /* ... and above this cold (new contacts carry no impulse: 1) */
 #define PRIMAL_INNER 0.25
 #define PRIMAL_LS_MAXIT 40 /* line-search trials */
 #define PRIMAL_GMRES_M 30  /* GMRES restart length (contact space, G not symmetric) */
@@ -143,60 +162,13 @@ cdCcpPrimalWork *cd_ccpPrimalWorkMake(void) {
   return w;
 }
 
-/* ---- velocity space: products with J, J^T, M^-1 -------------------------------------- */
-
-/* out (6 nb) = J^T l */
-static void jtMul(const cdContactProblem *p, const double *l, double *out) {
-  memset(out, 0, 6 * (size_t)p->nbody * sizeof(double));
-  for (int i = 0; i < p->ncon; i++) {
-    const double *li = &l[3 * i];
-    for (int s = 0; s < 2; s++) {
-      int k = p->cbody[2 * i + s];
-      if (k < 0) continue;
-      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)s];
-      double *o = &out[6 * (size_t)k];
-      for (int e = 0; e < 6; e++) o[e] += J[e] * li[0] + J[6 + e] * li[1] + J[12 + e] * li[2];
-    }
-  }
-}
-
-/* x (6 nb) <- M^-1 x */
-static void minvMul(const cdContactProblem *p, double *x) {
-  for (int k = 0; k < p->nbody; k++) {
-    double *xk = &x[6 * (size_t)k], m = p->minv[k], a[3] = {xk[3], xk[4], xk[5]};
-    const double *I = &p->Iinv[9 * (size_t)k];
-    xk[0] *= m;
-    xk[1] *= m;
-    xk[2] *= m;
-    xk[3] = I[0] * a[0] + I[1] * a[1] + I[2] * a[2];
-    xk[4] = I[3] * a[0] + I[4] * a[1] + I[5] * a[2];
-    xk[5] = I[6] * a[0] + I[7] * a[1] + I[8] * a[2];
-  }
-}
-
-/* y (3 nc) = J x (+ g when add) */
-static void jMul(const cdContactProblem *p, const double *x, double *y, int add) {
-  for (int i = 0; i < p->ncon; i++) {
-    double s[3] = {0, 0, 0};
-    for (int si = 0; si < 2; si++) {
-      int k = p->cbody[2 * i + si];
-      if (k < 0) continue;
-      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si], *xk = &x[6 * (size_t)k];
-      for (int r = 0; r < 3; r++)
-        s[r] += J[6 * r] * xk[0] + J[6 * r + 1] * xk[1] + J[6 * r + 2] * xk[2] + J[6 * r + 3] * xk[3] +
-                J[6 * r + 4] * xk[4] + J[6 * r + 5] * xk[5];
-    }
-    for (int r = 0; r < 3; r++) y[3 * i + r] = s[r] + (add ? p->g[3 * i + r] : 0.0);
-  }
-}
-
 /* ---- the two spaces behind one interface ---------------------------------------------- */
 
 /* u of the impulses l: M^-1 J^T l (velocity space) or l itself (contact space) */
 static void uOfImpulse(primal *P, const double *l, double *u) {
   if (P->vel) {
-    jtMul(P->p, l, u);
-    minvMul(P->p, u);
+    cd_ccpJtMul(P->p, l, u);
+    cd_ccpMinvMul(P->p, u);
   } else {
     memcpy(u, l, (size_t)P->n3 * sizeof(double));
   }
@@ -205,7 +177,7 @@ static void uOfImpulse(primal *P, const double *l, double *u) {
 /* y = B u + g, B = J or G */
 static void contactVel(primal *P, const double *u, double *y, int add) {
   if (P->vel) {
-    jMul(P->p, u, y, add);
+    cd_ccpJMul(P->p, u, y, add);
   } else {
     cd_blockMatrixMul(&P->p->G, u, y);
     if (add)
@@ -505,7 +477,7 @@ static int newtonDirection(primal *P) {
   int nu = P->nu;
   if (P->vel) {
     cd_ccpHessianMassMul(&W->hess, P->u, P->Mu);
-    jtMul(P->p, P->gam, P->gr);
+    cd_ccpJtMul(P->p, P->gam, P->gr);
     for (int k = 0; k < nu; k++) P->gr[k] -= P->Mu[k]; /* -grad L = J^T gamma - M u */
     int st = cd_ccpHessianFactor(&W->hess, P->p, P->D, W->skip);
     if (st) return st;
@@ -546,6 +518,7 @@ static void lsEval(primal *P, double a, double d0, double t, double *d1, double 
   *d2 = s2;
 }
 
+/* gamma = Proj_K(lambda - rho y) at the current y */
 /* gamma = Proj_K(lambda - rho y) at the current y */
 static void projectAt(primal *P) {
   for (int i = 0; i < P->nc; i++) {
@@ -689,6 +662,9 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpPrimalWo
   double rbest = cd_coneResidual(p, P.lam, P.y, NULL);
   memcpy(P.best, P.lam, n3 * sizeof(double));
   int it = 0;
+  /* a caller's budget for a start that is not cold (ccp.h) */
+  if (par && par->warm_max_iterations > 0 && rbest <= PRIMAL_COLD && par->warm_max_iterations < maxit)
+    maxit = par->warm_max_iterations;
   /* the penalty schedule (opening comment) */
   double rOuter = rbest, kappa = rbest <= PRIMAL_WARM ? PRIMAL_KAPPA : PRIMAL_KAPPA_COLD;
   int nacc = 0;

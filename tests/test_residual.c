@@ -81,24 +81,33 @@ static int runScaled(const char *name, const char *mass, const char *model, cons
 }
 
 CD_TEST(scalingEveryMassLeavesIterationsAndConvergenceUnchanged) {
+  /* The iterations of a run are compared with the run at 1000 times the masses, and with a
+   * control: the run at masses 1 + 1e-10 times the nominal, which changes nothing but round-off.
+   * Where a count is decided by round-off (a resting stack whose warm starts sit at the
+   * tolerance, so that whether a step needs 0 or 50 iterations is a coin toss; measured on
+   * cube-stack over 100 steps: lcp 2566 iterations at mass 1 and 20 at mass 1 + 1e-10, ccp apgd
+   * 7231 and 3393), the scaled run may differ as much as the control does; everywhere else the
+   * bound is 10%. The pile's and the Newton solver's counts are reproducible to the iteration. */
   const struct {
     const char *scene, *model, *solver;
     long steps;
-  } runs[] = {{"sphere-pile.json", "ccp", "apgd", 100},
-              {"sphere-pile.json", "ccp", "pgs", 100},
-              {"cube-stack.json", "lcp", NULL, 100},
-              {"cube-stack.json", "ccp", "apgd", 100}};
+  } runs[] = {{"sphere-pile.json", "ccp", "apgd", 100},   {"sphere-pile.json", "ccp", "pgs", 100},
+              {"sphere-pile.json", "ccp", NULL, 100},     {"cube-stack.json", "lcp", NULL, 100},
+              {"cube-stack.json", "ccp", "apgd", 100},    {"cube-stack.json", "ccp", "primal", 100}};
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-    runFigures a, b;
+    runFigures a, b, c;
     if (runScaled(runs[r].scene, "1", runs[r].model, runs[r].solver, runs[r].steps, &a) ||
-        runScaled(runs[r].scene, "1000", runs[r].model, runs[r].solver, runs[r].steps, &b))
+        runScaled(runs[r].scene, "1000", runs[r].model, runs[r].solver, runs[r].steps, &b) ||
+        runScaled(runs[r].scene, "1.0000000001", runs[r].model, runs[r].solver, runs[r].steps, &c))
       continue;
-    printf("    %s %s %s: iterations %ld vs %ld (x 1000 kg), not converged %ld vs %ld, residual max %.2g vs %.2g\n",
+    double control = fabs((double)(a.iterations - c.iterations));
+    printf("    %s %s %s: iterations %ld vs %ld (x 1000 kg; %ld at 1 + 1e-10), not converged %ld vs %ld, residual max "
+           "%.2g vs %.2g\n",
            runs[r].scene, runs[r].model, runs[r].solver ? runs[r].solver : "default", a.iterations, b.iterations,
-           a.nonconverged, b.nonconverged, a.residual_max, b.residual_max);
-    CHECK_MSG(fabs((double)(a.iterations - b.iterations)) <= 0.1 * (double)a.iterations,
-              "%s %s: %ld iterations at 1 kg, %ld at 1000 kg", runs[r].scene, runs[r].model, a.iterations,
-              b.iterations);
+           c.iterations, a.nonconverged, b.nonconverged, a.residual_max, b.residual_max);
+    CHECK_MSG(fabs((double)(a.iterations - b.iterations)) <= fmax(0.1 * (double)a.iterations, control),
+              "%s %s %s: %ld iterations at 1 kg, %ld at 1000 kg (round-off alone: %ld)", runs[r].scene, runs[r].model,
+              runs[r].solver ? runs[r].solver : "default", a.iterations, b.iterations, c.iterations);
     CHECK(a.nonconverged == b.nonconverged);
     /* the same motion: the positions agree to what the solvers' tolerance leaves (1e-6 of
      * ||g|| over a step, accumulated over the run: well below a millimetre) */

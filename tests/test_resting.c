@@ -3,8 +3,11 @@
  *
  * Bounds. The impulse models hold a resting contact at the solver's tolerance: the LCP's
  * residual of 1e-8 m/s (bgs) or roundoff (Lemke) over 2 s moves a body by at most ~1e-8 m
- * per step's velocity error times 200 steps: 1e-6 m is the bound; the CCP (apgd, 1e-6 scaled
- * by 1 + ||g||) creeps by up to ~1e-6 m/s, so 1e-4 m over 2 s. The penalty model settles at
+ * per step's velocity error times 200 steps: 1e-6 m is the bound. The CCP's residual r (cone.h)
+ * bounds a sticking contact's velocity by r ||g||_inf ((R2) in test_ccp_physics.c), and
+ * ||g||_inf of a resting contact is its free approach, g dt; a body on four corners with arms
+ * h <= a moves at most twice its contacts' speed, and so does the body under it: the drift over
+ * the run is at most 4 nstep dt r_max g dt (1e-10 m at the default solver's 1e-8). The penalty model settles at
  * its static overlaps: each layer sinks by (the weight it carries) / (k x its contact points),
  * and after 2 s (damping ratio ~0.1, decay rate ~140 1/s) it sits there: 0.1% of the sink
  * (linear springs in series). */
@@ -22,7 +25,7 @@ typedef struct {
 
 static void restsUnderEveryModel(const Resting *r) {
   const char *models[] = {"lcp", "ccp", "penalty"};
-  const double bound[] = {1e-6, 1e-4, 0};
+  const double bound[] = {1e-6, 0, 0}; /* the CCP's from its residual, below */
   for (int m = 0; m < 3; m++) {
     cdSim s;
     if (cd_simMakeFile(&s, r->scene, models[m], NULL, NULL)) return;
@@ -39,8 +42,10 @@ static void restsUnderEveryModel(const Resting *r) {
     const double *x = &s.world->x[3 * i], *R = &s.world->R[9 * i];
     double dz = x[2] - x0[2], dxy = hypot(x[0] - x0[0], x[1] - x0[1]);
     if (m < 2) {
-      CHECK_MSG(fabs(dz) <= bound[m] && dxy <= bound[m], "%s on %s: moved dz %.3g dxy %.3g", models[m], r->scene, dz,
-                dxy);
+      double b = m == 0 ? bound[m] : 4.0 * (double)s.scene.nstep * s.scene.dt * s.max_residual * 9.81 * s.scene.dt + 1e-13;
+      printf("    %s on %s: moved dz %.1e dxy %.1e (bound %.1e, %s)\n", models[m], r->scene, dz, dxy, b,
+             s.backend->solverName(s.bstate));
+      CHECK_MSG(fabs(dz) <= b && dxy <= b, "%s on %s: moved dz %.3g dxy %.3g", models[m], r->scene, dz, dxy);
     } else {
       CHECK_MSG(fabs(-dz - r->sink_penalty) <= 1e-3 * r->sink_penalty + 1e-10,
                 "penalty on %s: sank %.6g, the static overlaps give %.6g", r->scene, -dz, r->sink_penalty);
