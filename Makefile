@@ -7,17 +7,21 @@
 PREFIX ?= /usr/local
 CC ?= cc
 PEER_DATA ?= ../shared/peer-data
+PEER_BENCH ?= ../shared/peer-bench
 
-HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
-HDF5_LIBS := $(shell pkg-config --libs hdf5 2>/dev/null)
-CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
-CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null)
+# The flags of the dependencies are read when a compile or link runs (=, not :=), after
+# depcheck, which every object waits for (| depcheck below): on a fresh machine the first
+# `make` (or `make -j`) installs the dependencies first, then compiles with their flags.
+HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null)
+HDF5_LIBS = $(shell pkg-config --libs hdf5 2>/dev/null)
+CJSON_CFLAGS = $(shell pkg-config --cflags libcjson 2>/dev/null)
+CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null)
 
 WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror
-CPPFLAGS_ALL := -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) \
-                -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
-LIBS := -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
+CPPFLAGS_ALL = -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) \
+               -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
+LIBS = -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
 
 BUILD ?= build
 ifeq ($(BUILD),build-debug)
@@ -57,7 +61,7 @@ depcheck:
 deps:
 	scripts/install-deps
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | depcheck
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
@@ -85,7 +89,8 @@ check:
 
 bench: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-bench
 	@mkdir -p bench-results
-	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) $(BUILD)/cdsim-bench bench-results $(BENCH)
+	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) CDSIM_PEER_BENCH=$(PEER_BENCH) \
+	  $(BUILD)/cdsim-bench bench-results $(BENCH)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cdsim/scenes
@@ -107,7 +112,7 @@ FUZZ_OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-san
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
 .SECONDARY: $(FUZZ_LIB_OBJ)
 
-$(FUZZ_DIR)/%.o: %.c
+$(FUZZ_DIR)/%.o: %.c | depcheck
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=c11 $(FUZZ_OPT) -fsanitize=fuzzer-no-link $(WARN) -MMD -MP -c $< -o $@
 

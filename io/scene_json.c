@@ -29,9 +29,11 @@
  *   gravity           [0, 0, -9.81]
  *   dt                0.01; in (0, 10]
  *   duration | steps  at most one of them; neither: duration 1. steps is an integer in
- *                     [0, 1e9]. duration >= 0 gives nstep = duration/dt rounded to the
- *                     nearest integer when within 1e-9 relative of it (1.5/0.01 -> 150),
- *                     else rounded up (the run covers at least the duration); <= 1e9.
+ *                     [0, 1e9]. duration >= 0 gives nstep = cd_sceneStepCount(duration,
+ *                     dt) (scene.h: the nearest integer within 1e-9 relative, else up);
+ *                     <= 1e9.
+ *   contact_margin    "auto" (default: collide.c's velocity-adaptive margin) or a distance
+ *                     in metres in [0, 1e6]: only contacts with gap at most that
  *   ground            absent: no ground; {"height": 0, "material": built-in}
  *   materials         {NAME: {param: value}}; every param optional with the value of
  *                     cd_materialDefault(); NAME "default" is reserved for the built-in
@@ -1027,9 +1029,9 @@ static void body(cdCtx *c, const cJSON *obj, long index, cdBodyDef *b, int *name
 /* ------------------------------------------------------------------------------------------
  * the scene */
 
-enum { T_MODEL, T_GRAVITY, T_DT, T_DURATION, T_STEPS, T_GROUND, T_MATERIALS, T_BODIES, T_NKEY };
-static const char *const kTopKeys[T_NKEY] = {"model",  "gravity",   "dt",    "duration",
-                                             "steps",  "ground",    "materials", "bodies"};
+enum { T_MODEL, T_GRAVITY, T_DT, T_DURATION, T_STEPS, T_MARGIN, T_GROUND, T_MATERIALS, T_BODIES, T_NKEY };
+static const char *const kTopKeys[T_NKEY] = {"model", "gravity", "dt",     "duration",  "steps",
+                                             "contact_margin", "ground", "materials", "bodies"};
 
 typedef struct {
   cdNameRef *mat_sorted;  /* (nmat) scene materials by name */
@@ -1042,6 +1044,18 @@ static void scratchFree(cdScratch *w) {
   cd_free(w->body_sorted);
   cd_free(w->named);
   memset(w, 0, sizeof *w);
+}
+
+/* "contact_margin" (v may be NULL): "auto", or a distance in metres */
+static void contactMargin(cdCtx *c, const cJSON *v, cdScene *scene) {
+  static const cdRange kMargin = {0, 1e6, 2, 2};
+  if (!v || (cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0)) return;
+  size_t s = pathPush(c, "contact_margin");
+  if (!cJSON_IsNumber(v))
+    bad(c, v, NULL, "must be \"auto\" or a distance in metres >= 0");
+  else if (numberValue(c, v, &kMargin, &scene->contact_margin))
+    scene->contact_margin_given = 1;
+  pathPop(c, s);
 }
 
 /* validates root and fills scene; 0, 2 (errors reported) or -1 (memory) */
@@ -1083,8 +1097,7 @@ static int validate(cdCtx *c, const cJSON *root, cdScene *scene, cdScratch *w) {
   } else {
     double duration = 1.0;
     if (numberAt(c, v[T_DURATION], "duration", &kNonNegative, &duration) && dt_ok) {
-      double n = duration / scene->dt, r = floor(n + 0.5);
-      double steps = fabs(n - r) <= 1e-9 * fmax(1.0, n) ? r : ceil(n);
+      double steps = cd_sceneStepCount(duration, scene->dt);
       if (!(steps <= 1e9)) {
         size_t s = pathPush(c, "duration");
         char nb[40];
@@ -1096,6 +1109,8 @@ static int validate(cdCtx *c, const cJSON *root, cdScene *scene, cdScratch *w) {
       }
     }
   }
+
+  contactMargin(c, v[T_MARGIN], scene);
 
   /* materials: index 0 is the built-in one */
   int nmat = 0;

@@ -154,14 +154,11 @@ def material_friction(scene, material_name):
 
 def contact_friction(scene, material_a, material_b):
     """mu at a contact of two materials (names, None = built-in default), by cdsim's mixing
-    rule (src/scene.h cd_materialMix): the same material gives its own value, two different
-    ones sqrt(mu_a mu_b)."""
-    key_a = material_a if material_a is not None else "default"
-    key_b = material_b if material_b is not None else "default"
+    rule (src/scene.h cd_materialMix), which goes by value: sqrt(mu_a mu_b), exactly mu for
+    two materials of the same friction."""
     mu_a = material_friction(scene, material_a)
-    if key_a == key_b:
-        return mu_a
-    return math.sqrt(mu_a * material_friction(scene, material_b))
+    mu_b = material_friction(scene, material_b)
+    return mu_a if mu_a == mu_b else math.sqrt(mu_a * mu_b)
 
 
 class Run:

@@ -21,8 +21,8 @@
  * sphere-sphere and sphere-in-hollow-sphere contacts (for a hollow a: p - x_a =
  * -n (r_a + delta/2), for the inner b: p - x_b = -n (r_b - delta/2), the seed's formulas
  * with its markers 0 = b, 1 = a and its normal -n). For box features and the ground the
- * lever arm is likewise p - centre, the point midway between the surfaces; radius[] is
- * not needed. Hollow spheres: the collision gives n so that a push of b along n separates
+ * lever arm is likewise p - centre, the point midway between the surfaces.
+ * Hollow spheres: the collision gives n so that a push of b along n separates
  * the pair, and gap = r_hollow - r_inner - |x_b - x_a| < 0 on overlap, which is the seed's
  * g with h_1 = -1; v_n = v_rel . n is the seed's v_delta,n in either labelling.
  *
@@ -236,6 +236,18 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
   }
   if (opt && opt->substeps < 0) {
     snprintf(err, errlen, "penalty: substeps must be >= 0 (got %d)", opt->substeps);
+    return CD_ERR_USAGE;
+  }
+  int ma, mb;
+  if (cd_sceneExponentConflict(scene, &ma, &mb)) {
+    /* refused, not mixed: k_c is in N/m^n_exp, so two exponents have no common stiffness
+     * (any mean would be a guess in mixed units), and the scene is fixed by giving both
+     * materials one exponent */
+    const cdMaterial *a = &scene->material[ma], *b = &scene->material[mb];
+    snprintf(err, errlen,
+             "penalty: materials \"%s\" (stiffness_exponent %g) and \"%s\" (stiffness_exponent %g) can touch: "
+             "a contact law needs one exponent (k_c is in N/m^n); give them the same",
+             a->name, a->stiffness_exponent, b->name, b->stiffness_exponent);
     return CD_ERR_USAGE;
   }
   cdPenalty *p = cd_calloc(1, sizeof *p);

@@ -44,8 +44,15 @@ double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_ov
   double n = m->stiffness_exponent, kc = m->stiffness, lp = m->plasticity_ratio;
   double fadh = m->pull_off_force, kadh = m->adhesion_coefficient, nadh = m->adhesion_exponent;
   /* k2 = k_c / (1 - lambda_P): the un/reloading stiffness */
-  double k2 = kc / (1 - lp);
   double dn = pow(delta, n);
+  if (lp == 0) {
+    /* seed 002: lambda_P is "set to 0 in order to fully deactivate" the model (Exudyn adds
+     * f_adh and k_adh only when it is not 0): the plain spring, neither adhesion acts */
+    *branch = 1;
+    *plastic_overlap = 0.0;
+    return kc * dn;
+  }
+  double k2 = kc / (1 - lp);
   double dpn = pow(*plastic_overlap, n);
   double elastic = kc * dn;             /* k_c delta^n_exp */
   double unload = k2 * (dn - dpn);      /* k2 (delta^n_exp - delta_p^n_exp) */
@@ -55,7 +62,7 @@ double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_ov
      * f_c = -f_adh + k_c delta^n_exp. Here delta_p <= lambda_P^(1/n_exp) delta, and the
      * plastic overlap follows the loading: delta_p = lambda_P^(1/n_exp) delta */
     *branch = 1;
-    *plastic_overlap = lp > 0 ? pow(lp, 1.0 / n) * delta : 0.0;
+    *plastic_overlap = pow(lp, 1.0 / n) * delta;
     return -fadh + elastic;
   }
   if (unload > adhesive) {

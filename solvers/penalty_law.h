@@ -47,8 +47,9 @@ double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity);
 
 /* the elastic force f_c of the Edinburgh adhesive elasto-plastic model (impact model 0)
  * at overlap delta > 0. *plastic_overlap is delta_p in and out (it grows on virgin
- * loading, stays otherwise); *branch gets 1, 2 or 3. With plasticity_ratio = 0 it is the
- * linear (power-law) spring -f_adh + k_c delta^n_exp. */
+ * loading, stays otherwise); *branch gets 1, 2 or 3. With plasticity_ratio = 0 the model
+ * is off, as seed 002 says: the plain spring k_c delta^n_exp (branch 1), without f_adh or
+ * k_adh. */
 double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_overlap, int *branch);
 
 /* regularised Coulomb friction: ft = -vt mu max(fn, 0) / max(v_reg, |vt|). Only the

@@ -2,7 +2,6 @@
 #include "alloc.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 static long g_count;   /* successful allocations so far */
 static long g_live;    /* live blocks */
@@ -57,9 +56,3 @@ void cd_free(void *ptr) {
   free(ptr);
 }
 
-char *cd_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = cd_malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}

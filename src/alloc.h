@@ -15,7 +15,6 @@ void *cd_malloc(size_t size);               /* NULL on failure or injected failu
 void *cd_calloc(size_t count, size_t size); /* zeroed; overflow-checked */
 void *cd_realloc(void *ptr, size_t size);   /* like realloc; ptr unchanged on failure */
 void cd_free(void *ptr);                    /* NULL is fine */
-char *cd_strdup(const char *s);
 
 /* testing hooks */
 void cd_allocFailAt(long k);   /* make the k-th allocation from now fail (1-based); 0 disables */

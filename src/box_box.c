@@ -199,10 +199,10 @@ static int faceContact(int ia, int ib, int ref_is_a, const double cf[3], const d
     cd_v3addScaled(p, w, nr, -0.5 * g);
     int rc;
     if (ref_is_a) {
-      rc = cd_narrowPush(out, ia, ib, in[v].f_ref, in[v].f_inc, p, nr, g, 0, 0);
+      rc = cd_narrowPush(out, ia, ib, in[v].f_ref, in[v].f_inc, p, nr, g);
     } else {
       cd_v3scale(nn, nr, -1.0);
-      rc = cd_narrowPush(out, ia, ib, in[v].f_inc, in[v].f_ref, p, nn, g, 0, 0);
+      rc = cd_narrowPush(out, ia, ib, in[v].f_inc, in[v].f_ref, p, nn, g);
     }
     if (rc) return rc;
   }
@@ -255,7 +255,7 @@ static int edgeContact(int ia, const double xa[3], const double Ra[9], const dou
   double gap = cd_v3dot(dp, n);
   cd_v3add(p, pA, pB);
   cd_v3scale(p, p, 0.5);
-  return cd_narrowPush(out, ia, ib, cd_boxEdgeCode(i, sA), cd_boxEdgeCode(j, sB), p, n, gap, 0, 0);
+  return cd_narrowPush(out, ia, ib, cd_boxEdgeCode(i, sA), cd_boxEdgeCode(j, sB), p, n, gap);
 }
 
 int cd_collideBoxBox(int ia, const cdBodyDef *A, const double xa[3], const double Ra[9], int ib,

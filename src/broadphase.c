@@ -19,8 +19,12 @@
  * of non-empty levels (a few for real scenes: it grows like log2 of the size ratio), hence
  * expected linear for piles; n bodies at one point give the n^2/2 pairs they must.
  *
- * Cell indices are floor(coordinate / c_l) clamped to +-2^62: monotone in the coordinate,
- * so the covering and the corner rule stay consistent even for far-away bodies.
+ * Cell indices are floor(coordinate * (1 / c_l)) clamped to +-2^62: monotone in the
+ * coordinate, so the covering and the corner rule stay consistent even for far-away bodies
+ * (the same function everywhere; 1 / c_l is exact, c_l being c0 times a power of two).
+ *
+ * Output order: the pairs are sorted by (a, b) (a counting sort by a, then each a's few b's
+ * by insertion), so that collision emits its contacts already in key order (collide.c).
  */
 #include "broadphase.h"
 
@@ -30,7 +34,6 @@
 
 #include "alloc.h"
 #include "backend.h"
-#include "collide.h"
 #include "vec3.h"
 
 typedef struct {
@@ -42,6 +45,8 @@ typedef struct {
 struct cdBroadphase {
   int nbody_cap;
   int *level;      /* (nbody_cap) level of each box, -1 when not in the grid */
+  int64_t *range;  /* (nbody_cap x 6) cells each box covers in its level: lo x, y, z, hi x, y, z */
+  int *first;      /* (nbody_cap + 1) the counting sort of the pairs by their first body */
   int *nlevel_use; /* (level_cap) bodies per level */
   int level_cap;
   Cell *cell;      /* (cell_cap) hash table, cell_cap a power of two */
@@ -58,8 +63,10 @@ cdBroadphase *cd_broadphaseMake(int nbody) {
   if (!bp) return NULL;
   bp->nbody_cap = nbody > 0 ? nbody : 1;
   bp->level = cd_malloc((size_t)bp->nbody_cap * sizeof *bp->level);
-  if (!bp->level) {
-    cd_free(bp);
+  bp->range = cd_malloc((size_t)bp->nbody_cap * 6 * sizeof *bp->range);
+  bp->first = cd_malloc(((size_t)bp->nbody_cap + 1) * sizeof *bp->first);
+  if (!bp->level || !bp->range || !bp->first) {
+    cd_broadphaseFree(bp);
     return NULL;
   }
   return bp;
@@ -68,6 +75,8 @@ cdBroadphase *cd_broadphaseMake(int nbody) {
 void cd_broadphaseFree(cdBroadphase *bp) {
   if (!bp) return;
   cd_free(bp->level);
+  cd_free(bp->range);
+  cd_free(bp->first);
   cd_free(bp->nlevel_use);
   cd_free(bp->cell);
   cd_free(bp->list);
@@ -89,9 +98,7 @@ double cd_bodySpeedBound(const cdBodyDef *b, const double v6[6]) {
   return cd_v3norm(v6) + cd_v3norm(v6 + 3) * cd_bodyBoundingRadius(b);
 }
 
-void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], const double v6[6],
-                         double dt, double aabb[6]) {
-  double share = cd_collideMargin(cd_bodySpeedBound(b, v6), dt, cd_bodySizeScale(b));
+void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], double share, double aabb[6]) {
   double e[3];
   if (b->shape == CD_SPHERE) {
     cd_v3set(e, b->radius, b->radius, b->radius);
@@ -105,12 +112,14 @@ void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9
   }
 }
 
-static int64_t cellIndex(double x, double side) {
-  double f = floor(x / side);
+/* floor(x inv), clamped: inline (no call to floor) and a multiplication, not a division */
+static inline int64_t cellIndex(double x, double inv) {
+  double t = x * inv;
   const double lim = 4611686018427387904.0; /* 2^62 */
-  if (f > lim) f = lim;
-  if (f < -lim) f = -lim;
-  return (int64_t)f;
+  if (t > lim) t = lim;
+  if (t < -lim) t = -lim;
+  int64_t i = (int64_t)t;
+  return i - (t < (double)i);
 }
 
 static size_t cellHash(int level, int64_t ix, int64_t iy, int64_t iz) {
@@ -150,15 +159,44 @@ static int levelOf(double ext, double c0) {
   return l;
 }
 
+/* room for need pairs, and as many again for the sort (pair holds 2 pair_cap x 2 ints) */
 static int growPairs(cdBroadphase *bp, size_t need) {
   if (need <= bp->pair_cap) return CD_OK;
   size_t cap = bp->pair_cap ? bp->pair_cap : 1024;
   while (cap < need) cap *= 2;
-  int *p = cd_realloc(bp->pair, cap * 2 * sizeof *p);
+  int *p = cd_realloc(bp->pair, cap * 4 * sizeof *p);
   if (!p) return CD_ERR_NOMEM;
   bp->pair = p;
   bp->pair_cap = cap;
   return CD_OK;
+}
+
+/* the np pairs of bp->pair sorted by (a, b) into the second half of the buffer; returns it */
+static const int *sortPairs(cdBroadphase *bp, int n, size_t np) {
+  int *in = bp->pair, *out = bp->pair + 2 * bp->pair_cap, *first = bp->first;
+  memset(first, 0, ((size_t)n + 1) * sizeof *first);
+  for (size_t k = 0; k < np; k++) first[in[2 * k] + 1]++;
+  for (int i = 0; i < n; i++) first[i + 1] += first[i];
+  for (size_t k = 0; k < np; k++) {
+    int a = in[2 * k], at = first[a]++;
+    out[2 * at] = a;
+    out[2 * at + 1] = in[2 * k + 1];
+  }
+  /* first[i] is now the end of a = i's run; each run by b, by insertion (runs are short) */
+  int start = 0;
+  for (int i = 0; i < n; i++) {
+    int end = first[i];
+    for (int k = start + 1; k < end; k++) {
+      int b = out[2 * k + 1], m = k - 1;
+      while (m >= start && out[2 * m + 1] > b) {
+        out[2 * (m + 1) + 1] = out[2 * m + 1];
+        m--;
+      }
+      out[2 * (m + 1) + 1] = b;
+    }
+    start = end;
+  }
+  return out;
 }
 
 int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *fixed, int *npair,
@@ -169,6 +207,12 @@ int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *f
     int *l = cd_realloc(bp->level, (size_t)n * sizeof *l);
     if (!l) return CD_ERR_NOMEM;
     bp->level = l;
+    int64_t *r = cd_realloc(bp->range, (size_t)n * 6 * sizeof *r);
+    if (!r) return CD_ERR_NOMEM;
+    bp->range = r;
+    int *f = cd_realloc(bp->first, ((size_t)n + 1) * sizeof *f);
+    if (!f) return CD_ERR_NOMEM;
+    bp->first = f;
     bp->nbody_cap = n;
   }
 
@@ -197,9 +241,14 @@ int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *f
     int l = levelOf(ext, c0);
     bp->level[i] = l;
     if (l > maxlevel) maxlevel = l;
-    double side = ldexp(c0, l);
+    double inv = ldexp(1.0 / c0, -l);
+    int64_t *rg = &bp->range[6 * (size_t)i];
     size_t cells = 1;
-    for (int k = 0; k < 3; k++) cells *= (size_t)(cellIndex(b[3 + k], side) - cellIndex(b[k], side) + 1);
+    for (int k = 0; k < 3; k++) {
+      rg[k] = cellIndex(b[k], inv);
+      rg[3 + k] = cellIndex(b[3 + k], inv);
+      cells *= (size_t)(rg[3 + k] - rg[k] + 1);
+    }
     nentry += cells;
   }
   if (maxlevel < 0) return CD_OK;
@@ -248,13 +297,7 @@ int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *f
     for (int i = 0; i < n; i++) {
       int l = bp->level[i];
       if (l < 0) continue;
-      const double *b = &aabb[6 * i];
-      double side = ldexp(c0, l);
-      int64_t lo[3], hi[3];
-      for (int k = 0; k < 3; k++) {
-        lo[k] = cellIndex(b[k], side);
-        hi[k] = cellIndex(b[3 + k], side);
-      }
+      const int64_t *lo = &bp->range[6 * (size_t)i], *hi = lo + 3;
       for (int64_t ix = lo[0]; ix <= hi[0]; ix++)
         for (int64_t iy = lo[1]; iy <= hi[1]; iy++)
           for (int64_t iz = lo[2]; iz <= hi[2]; iz++) {
@@ -278,11 +321,11 @@ int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *f
     const double *bi = &aabb[6 * i];
     for (int l = li; l <= maxlevel; l++) {
       if (!bp->nlevel_use[l]) continue;
-      double side = ldexp(c0, l);
+      double inv = ldexp(1.0 / c0, -l);
       int64_t lo[3], hi[3];
       for (int k = 0; k < 3; k++) {
-        lo[k] = cellIndex(bi[k], side);
-        hi[k] = cellIndex(bi[3 + k], side);
+        lo[k] = l == li ? bp->range[6 * (size_t)i + k] : cellIndex(bi[k], inv);
+        hi[k] = l == li ? bp->range[6 * (size_t)i + 3 + k] : cellIndex(bi[3 + k], inv);
       }
       for (int64_t ix = lo[0]; ix <= hi[0]; ix++)
         for (int64_t iy = lo[1]; iy <= hi[1]; iy++)
@@ -299,7 +342,7 @@ int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *f
               for (int k = 0; k < 3 && ok; k++) {
                 if (bi[k] > bj[3 + k] || bj[k] > bi[3 + k]) ok = 0;
                 /* report in the cell of the intersection's lowest corner only */
-                else if (cellIndex(bi[k] > bj[k] ? bi[k] : bj[k], side) != at[k]) ok = 0;
+                else if (cellIndex(bi[k] > bj[k] ? bi[k] : bj[k], inv) != at[k]) ok = 0;
               }
               if (!ok) continue;
               if (growPairs(bp, np + 1)) return CD_ERR_NOMEM;
@@ -311,6 +354,6 @@ int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *f
     }
   }
   *npair = (int)np;
-  *pairs = bp->pair;
+  *pairs = sortPairs(bp, n, np);
   return CD_OK;
 }

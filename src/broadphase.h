@@ -21,17 +21,14 @@ double cd_bodySizeScale(const cdBodyDef *b);
 double cd_bodySpeedBound(const cdBodyDef *b, const double v6[6]);
 
 /* the world bounding box of body i (centre x, rotation R row-major body to world) enlarged
- * on every side by its share of the margin, cd_collideMargin(speed bound, dt, size scale):
- * aabb = (lo x, lo y, lo z, hi x, hi y, hi z). The margin is additive in speed and the
- * pair's size scale is the smaller of the two, so the two shares together cover the margin
- * of any pair (collide.c). */
-void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], const double v6[6],
-                         double dt, double aabb[6]);
+ * on every side by share (m), its share of the margin (collide.c: the two shares of a pair
+ * together cover the pair's margin): aabb = (lo x, lo y, lo z, hi x, hi y, hi z) */
+void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], double share, double aabb[6]);
 
 /* the candidate pairs of n boxes aabb (n x 6); fixed (n) marks fixed bodies (NULL: none).
  * A box with a non-finite coordinate takes part in no pair. On return *pairs points to
- * *npair pairs (npair x 2, a < b; valid until the next call or cd_broadphaseFree), in a
- * deterministic order. Returns CD_OK or CD_ERR_NOMEM. */
+ * *npair pairs (npair x 2, a < b; valid until the next call or cd_broadphaseFree), sorted
+ * by (a, b). Returns CD_OK or CD_ERR_NOMEM. */
 int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *fixed, int *npair,
                        const int **pairs);
 

@@ -1,15 +1,21 @@
 /* collide.c: one step's contact set: broad phase, dispatch to the narrow phase, sort.
  *
- * Margin (cd_collideMargin): a candidate contact is kept while its gap is at most
+ * Margin (cd_collideMargin): a candidate contact is kept while its gap is at most m. The
+ * scene's contact_margin, when it gives a distance, is m for every pair (0: touching
+ * contacts only; each body's broad-phase share is then m as well, which covers it twice).
+ * Otherwise ("auto", the default) m is velocity-adaptive,
  *     m = 1e-3 s + dt u,
  * s the size scale of the pair (the smaller of the two bodies' cd_bodySizeScale: sphere
  * radius, box smallest half extent; a body alone against the ground) and u the bound of the
  * closing speed |v_a| + |v_b| + |w_a| R_a + |w_b| R_b (R the bounding radius), i.e. the
  * distance the pair can close within the step plus a fixed sliver for the gravity-driven
  * part of the motion and for rounding. The broad phase enlarges each body's box by the
- * margin of the body alone, cd_collideMargin(|v| + |w| R, dt, s_body); since m is additive in
+ * margin of the body alone, cd_collideMargin(scene, |v| + |w| R, dt, s_body); since m is additive in
  * u and s_pair <= s_body for each body, the two enlargements together cover the pair's m,
  * and every pair with gap <= m has overlapping enlarged boxes.
+ * What the margin does to the models: a separated contact in the step's problem is one the
+ * impulse models may act on through phi/dt (under the CCP a body sliding within the margin
+ * is pushed off without touching, README.md), and one the penalty model watches.
  *
  * Dispatch (a < b): sphere-sphere (solid, or inside a hollow sphere, see narrowphase.c),
  * sphere-box either order, box-box; the ground against every body that is not fixed, with
@@ -17,7 +23,10 @@
  * gets no contact (its enlarged box is not finite: the broad phase leaves it out, and so does
  * the ground loop); the step's own finiteness check reports such a state.
  *
- * Output order: cd_contactSetSort by key (a, b, feature a, feature b): deterministic.
+ * Output order: by key (a, b, feature a, feature b), deterministic, without a sort of the
+ * whole set: the ground contacts first (a = -1) body by body, then the broad phase's pairs,
+ * which come sorted by (a, b); only the few contacts of one pair (a box's corners) are put in
+ * feature order.
  * v may be NULL (bodies at rest: the margin is then the fixed part only).
  */
 #include "collide.h"
@@ -38,7 +47,8 @@ struct cdCollider {
   cdBroadphase *bp;
 };
 
-double cd_collideMargin(double closing_speed_bound, double dt, double size_scale) {
+double cd_collideMargin(const cdScene *scene, double closing_speed_bound, double dt, double size_scale) {
+  if (scene->contact_margin_given) return scene->contact_margin;
   return 1e-3 * size_scale + dt * closing_speed_bound;
 }
 
@@ -80,6 +90,21 @@ static int boxFinite(const double b[6]) {
   return 1;
 }
 
+/* the contacts of one pair, out->con[start ..], into key (feature) order: a few at most (the
+ * clipped points of a box face), so by insertion */
+static void sortFeatures(cdContactSet *out, int start) {
+  for (int k = start + 1; k < out->ncon; k++) {
+    if (cd_contactKeyCompare(&out->con[k - 1], &out->con[k]) <= 0) continue;
+    cdContact t = out->con[k];
+    int m = k - 1;
+    while (m >= start && cd_contactKeyCompare(&out->con[m], &t) > 0) {
+      out->con[m + 1] = out->con[m];
+      m--;
+    }
+    out->con[m + 1] = t;
+  }
+}
+
 /* the pair (ia < ib) to its narrow-phase function */
 static int collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
                        cdContactSet *out) {
@@ -104,34 +129,37 @@ int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const doubl
     const cdBodyDef *b = &scene->body[i];
     const double *vi = v ? &v[6 * i] : NULL;
     c->speed[i] = cd_bodySpeedBound(b, vi);
-    cd_broadphaseBounds(b, &x[3 * i], &R[9 * i], vi, dt, &c->aabb[6 * i]);
+    double share = cd_collideMargin(scene, c->speed[i], dt, c->size[i]);
+    cd_broadphaseBounds(b, &x[3 * i], &R[9 * i], share, &c->aabb[6 * i]);
   }
 
   int npair, rc;
   const int *pair;
   rc = cd_broadphasePairs(c->bp, n, c->aabb, c->fixed, &npair, &pair);
   if (rc) return rc;
-  for (int p = 0; p < npair; p++) {
-    int ia = pair[2 * p], ib = pair[2 * p + 1];
-    double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
-    double margin = cd_collideMargin(c->speed[ia] + c->speed[ib], dt, s);
-    rc = collidePair(scene, ia, ib, x, R, margin, out);
-    if (rc) return rc;
-  }
 
   if (scene->has_ground) {
     for (int i = 0; i < n; i++) {
       if (c->fixed[i] || !boxFinite(&c->aabb[6 * i])) continue;
       const cdBodyDef *b = &scene->body[i];
-      double margin = cd_collideMargin(c->speed[i], dt, c->size[i]);
+      double margin = cd_collideMargin(scene, c->speed[i], dt, c->size[i]);
+      int start = out->ncon;
       if (b->shape == CD_SPHERE)
         rc = cd_collideSphereGround(i, b, &x[3 * i], scene->ground_height, margin, out);
       else
         rc = cd_collideBoxGround(i, b, &x[3 * i], &R[9 * i], scene->ground_height, margin, out);
       if (rc) return rc;
+      sortFeatures(out, start);
     }
   }
-  /* 0 or 1 contacts are sorted already (and con may still be NULL, which qsort must not see) */
-  if (out->ncon > 1) cd_contactSetSort(out);
+  for (int p = 0; p < npair; p++) {
+    int ia = pair[2 * p], ib = pair[2 * p + 1];
+    double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
+    double margin = cd_collideMargin(scene, c->speed[ia] + c->speed[ib], dt, s);
+    int start = out->ncon;
+    rc = collidePair(scene, ia, ib, x, R, margin, out);
+    if (rc) return rc;
+    sortFeatures(out, start);
+  }
   return CD_OK;
 }

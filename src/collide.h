@@ -24,8 +24,9 @@ void cd_colliderFree(cdCollider *c);
 int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
                double dt, cdContactSet *out);
 
-/* the margin used for a pair: a small fixed part plus the distance the pair can close
- * within dt at the given speeds, m */
-double cd_collideMargin(double closing_speed_bound, double dt, double size_scale);
+/* the margin used for a pair, m: the scene's contact_margin when it gives a distance, else
+ * ("auto") a small fixed part plus the distance the pair can close within dt at the given
+ * speeds. The one place the margin is decided (collide.c explains both). */
+double cd_collideMargin(const cdScene *scene, double closing_speed_bound, double dt, double size_scale);
 
 #endif

@@ -22,8 +22,6 @@ typedef struct cdContact {
   double normal[3];    /* unit, world, from a towards b */
   double t1[3], t2[3]; /* unit tangents, world; (normal, t1, t2) right-handed */
   double gap;          /* signed distance at the start of the step, m; < 0 is penetration */
-  double radius[2];    /* surface curvature radius of a and b at the point, m (sphere radius;
-                          0 for flat or sharp box features and the ground) */
   /* filled by the backend and the step */
   double lambda[3];    /* impulse on b over the step in (n, t1, t2), N s; in: warm start */
   double beta;         /* LCP: the friction-bound multiplier beta (m/s), else 0 */

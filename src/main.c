@@ -8,15 +8,18 @@
 
 #include "alloc.h"
 #include "run.h"
+#include "xdmf.h"
 
 static const char *const USAGE =
     "usage: cdsim SCENE.json [options]\n"
     "  --model lcp|ccp|penalty   contact model (default: the scene's \"model\", else lcp)\n"
+    "  --contact-margin auto|METRES  which separated contacts enter a step (overrides the\n"
+    "                            scene's contact_margin; default auto: velocity-adaptive)\n"
     "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal; penalty: explicit\n"
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"
     "  --duration SECONDS        simulated time (overrides the scene)\n"
-    "  --steps N                 number of steps (overrides the scene)\n"
+    "  --steps N                 number of steps (overrides the scene; not with --duration)\n"
     "  --set POINTER=JSON        override one scene value before validation (repeatable),\n"
     "                            e.g. --set /bodies/0/velocity=[2,0,0]\n"
     "  --friction-dirs M         lcp: polyhedral friction directions (even, >= 4; default 4)\n"
@@ -25,7 +28,10 @@ static const char *const USAGE =
     "  --substeps N              penalty: substeps per step (default: from the stable step)\n"
     "  --output-every N          record every Nth step (default 1)\n"
     "  --summary                 print the run summary as one JSON line on stdout\n"
-    "  --quiet                   no progress or warnings; errors still go to stderr\n"
+    "  --no-xdmf                 no FILE.xdmf sidecar (for ParaView) beside the output\n"
+    "  --xdmf FILE.h5            write the sidecar FILE.xdmf of an existing output and exit\n"
+    "  --quiet                   no progress and no warnings about the run (they are counted in\n"
+    "                            the output); errors, and notices about the input, still go to stderr\n"
     "  --version, --help\n"
     "exit status: 0 ok, 1 I/O or other error, 2 bad usage or invalid scene, 3 simulation failed\n";
 
@@ -66,11 +72,11 @@ int main(int argc, char **argv) {
   cfg.duration = -1;
   cfg.steps = -1;
   cfg.output_every = 1;
-  cfg.bopt.friction_dirs = 4;
+  /* options not given stay 0 (the backend's default), so that notices.c can tell */
   cdSceneSet *sets = calloc((size_t)argc + 1, sizeof *sets);
   char **owned = calloc((size_t)argc + 1, sizeof *owned); /* the pointers of sets, to free */
   int nowned = 0;
-  char dtbuf[64];
+  char dtbuf[64], marginbuf[64];
   if (!sets || !owned) return CD_EXIT_ERROR;
   cfg.sets = sets;
   int rc = 0;
@@ -79,7 +85,8 @@ int main(int argc, char **argv) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     static const char *const with_value[] = {"--model", "--solver", "--out", "--dt", "--duration", "--steps",
                                              "--set", "--friction-dirs", "--tolerance", "--max-iterations",
-                                             "--substeps", "--output-every", NULL};
+                                             "--substeps", "--output-every", "--contact-margin", "--xdmf",
+                                             NULL};
     int takes = 0;
     for (int k = 0; with_value[k]; k++) takes |= !strcmp(a, with_value[k]);
     if (takes && !val) {
@@ -102,6 +109,15 @@ int main(int argc, char **argv) {
       cfg.quiet = 1;
     } else if (!strcmp(a, "--summary")) {
       cfg.summary = 1;
+    } else if (!strcmp(a, "--no-xdmf")) {
+      cfg.no_xdmf = 1;
+    } else if (!strcmp(a, "--xdmf")) {
+      char err[4400];
+      int xrc = cd_xdmfWrite(val, err, sizeof err) ? CD_EXIT_ERROR : 0;
+      if (xrc) fprintf(stderr, "cdsim: %s\n", err);
+      free(owned);
+      free(sets);
+      return xrc;
     } else if (!strcmp(a, "--model")) {
       if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "penalty"))
         rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)", val);
@@ -119,6 +135,19 @@ int main(int argc, char **argv) {
         snprintf(dtbuf, sizeof dtbuf, "%.17g", d);
         sets[cfg.nset++] = (cdSceneSet){"/dt", dtbuf};
       }
+      i++;
+    } else if (!strcmp(a, "--contact-margin")) {
+      /* the scene's key, set like --set /contact_margin=... */
+      char *end;
+      errno = 0;
+      d = strtod(val, &end);
+      if (!strcmp(val, "auto"))
+        snprintf(marginbuf, sizeof marginbuf, "\"auto\"");
+      else if (!errno && end != val && !*end && d >= 0 && d <= 1e6)
+        snprintf(marginbuf, sizeof marginbuf, "%.17g", d);
+      else
+        rc = usageError("--contact-margin: expected auto or a distance in metres in [0, 1e6] (got '%s')", val);
+      sets[cfg.nset++] = (cdSceneSet){"/contact_margin", marginbuf};
       i++;
     } else if (!strcmp(a, "--duration")) {
       rc = parseDouble(a, val, 0, &cfg.duration);
@@ -166,6 +195,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!rc && !cfg.scene_path) rc = usageError("no scene file given");
+  if (!rc && cfg.steps >= 0 && cfg.duration >= 0) rc = usageError("give --duration or --steps, not both");
   if (!rc) {
     /* the command line as typed, for the output file */
     size_t len = 1;

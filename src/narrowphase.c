@@ -24,8 +24,6 @@
  *  - two hollow spheres: the larger one is the shell (the lower index on equal radii) and
  *    the smaller one acts by its outside;
  *  - a hollow sphere against the ground or a box acts as a solid sphere (its outside).
- * The radius stored for a hollow sphere is its radius r_shell (the curvature radius of its
- * inner surface; concave there).
  */
 #include "narrowphase.h"
 
@@ -46,7 +44,7 @@ uint32_t cd_boxEdgeCode(int axis, const int sign[3]) {
 uint32_t cd_boxFaceCode(int axis, int sign) { return (uint32_t)(CD_FEAT_FACE + 2 * axis + (sign > 0)); }
 
 int cd_narrowPush(cdContactSet *out, int a, int b, uint32_t fa, uint32_t fb, const double point[3],
-                  const double normal[3], double gap, double ra, double rb) {
+                  const double normal[3], double gap) {
   cdContact *c = cd_contactSetPush(out);
   if (!c) return CD_ERR_NOMEM;
   c->body[0] = a;
@@ -57,8 +55,6 @@ int cd_narrowPush(cdContactSet *out, int a, int b, uint32_t fa, uint32_t fb, con
   cd_v3copy(c->normal, normal);
   cd_tangentFrame(c->normal, c->t1, c->t2);
   c->gap = gap;
-  c->radius[0] = ra;
-  c->radius[1] = rb;
   return CD_OK;
 }
 
@@ -82,7 +78,7 @@ int cd_collideSphereGround(int ib, const cdBodyDef *b, const double xb[3], doubl
   static const double up[3] = {0, 0, 1};
   /* midway between the plane (z = height) and the sphere's lowest point */
   double p[3] = {xb[0], xb[1], height + 0.5 * gap};
-  return cd_narrowPush(out, -1, ib, 0, 0, p, up, gap, 0, b->radius);
+  return cd_narrowPush(out, -1, ib, 0, 0, p, up, gap);
 }
 
 int cd_collideBoxGround(int ib, const cdBodyDef *b, const double xb[3], const double Rb[9], double height,
@@ -96,7 +92,7 @@ int cd_collideBoxGround(int ib, const cdBodyDef *b, const double xb[3], const do
     double gap = w[2] - height;
     if (!(gap <= margin)) continue;
     w[2] = height + 0.5 * gap;
-    int rc = cd_narrowPush(out, -1, ib, 0, cd_boxVertexCode(sign), w, up, gap, 0, 0);
+    int rc = cd_narrowPush(out, -1, ib, 0, cd_boxVertexCode(sign), w, up, gap);
     if (rc) return rc;
   }
   return CD_OK;
@@ -114,7 +110,7 @@ int cd_collideSphereSphere(int ia, const cdBodyDef *A, const double xa[3], int i
   cd_v3add(p, xa, xb);
   cd_v3scale(p, p, 0.5);
   cd_v3addScaled(p, p, n, 0.5 * (A->radius - B->radius));
-  return cd_narrowPush(out, ia, ib, 0, 0, p, n, gap, A->radius, B->radius);
+  return cd_narrowPush(out, ia, ib, 0, 0, p, n, gap);
 }
 
 int cd_collideSphereInHollow(int ia, const cdBodyDef *A, const double xa[3], int ib, const cdBodyDef *B,
@@ -133,7 +129,7 @@ int cd_collideSphereInHollow(int ia, const cdBodyDef *A, const double xa[3], int
   cd_v3add(p, p, q);
   cd_v3scale(p, p, 0.5);
   cd_v3scale(n, u, shell_is_a ? -1.0 : 1.0);
-  return cd_narrowPush(out, ia, ib, 0, 0, p, n, gap, A->radius, B->radius);
+  return cd_narrowPush(out, ia, ib, 0, 0, p, n, gap);
 }
 
 int cd_collideSphereBox(int ia, const cdBodyDef *A, const double xa[3], const double Ra[9], int ib,
@@ -211,7 +207,7 @@ int cd_collideSphereBox(int ia, const cdBodyDef *A, const double xa[3], const do
   cd_v3scale(p, p, 0.5);
   if (sphere_is_a) {
     cd_v3scale(n, n, -1.0);
-    return cd_narrowPush(out, ia, ib, 0, feat, p, n, gap, r, 0);
+    return cd_narrowPush(out, ia, ib, 0, feat, p, n, gap);
   }
-  return cd_narrowPush(out, ia, ib, feat, 0, p, n, gap, 0, r);
+  return cd_narrowPush(out, ia, ib, feat, 0, p, n, gap);
 }

@@ -31,7 +31,7 @@ uint32_t cd_boxFaceCode(int axis, int sign);
 
 /* pushes one contact (frame from cd_tangentFrame(normal)); CD_OK or CD_ERR_NOMEM */
 int cd_narrowPush(cdContactSet *out, int a, int b, uint32_t fa, uint32_t fb, const double point[3],
-                  const double normal[3], double gap, double ra, double rb);
+                  const double normal[3], double gap);
 
 /* sphere (any, hollow treated as solid) b against the ground plane z = height (a = -1) */
 int cd_collideSphereGround(int ib, const cdBodyDef *b, const double xb[3], double height, double margin,

@@ -37,9 +37,16 @@ static int grow(void *buf, size_t n, size_t sz) {
   return 0;
 }
 
+/* the per-contact and per-body arrays grow by half again when they must (never shrink): the
+ * contact count of a run changes a little from step to step, and must not realloc each time */
+static size_t grownSize(int want, int cap) {
+  size_t n = (size_t)(want > 0 ? want : 1), g = (size_t)cap + (size_t)cap / 2;
+  return n > g ? n : g;
+}
+
 static int reserveContacts(cdContactProblem *p, int nc) {
   if (nc <= p->cap && p->g) return CD_OK;
-  size_t n = (size_t)(nc > 0 ? nc : 1);
+  size_t n = grownSize(nc, p->cap);
   if (grow(&p->g, 3 * n, sizeof(double)) || grow(&p->mu, n, sizeof(double)) ||
       grow(&p->lambda, 3 * n, sizeof(double)) || grow(&p->meff, n, sizeof(double)) ||
       grow(&p->cbody, 2 * n, sizeof(int)) || grow(&p->J, 36 * n, sizeof(double)) ||
@@ -51,7 +58,7 @@ static int reserveContacts(cdContactProblem *p, int nc) {
 
 static int reserveBodies(cdContactProblem *p, int nb) {
   if (nb <= p->body_cap && p->minv) return CD_OK;
-  size_t n = (size_t)(nb > 0 ? nb : 1);
+  size_t n = grownSize(nb, p->body_cap);
   if (grow(&p->minv, n, sizeof(double)) || grow(&p->Iinv, 9 * n, sizeof(double)) ||
       grow(&p->vf, 6 * n, sizeof(double)) || grow(&p->adj_ptr, n + 1, sizeof(int)))
     return CD_ERR_NOMEM;
@@ -196,38 +203,59 @@ int cd_contactProblemDelassus(cdContactProblem *p) {
         cd_m3mulv(&JMb[6 * r + 3], Ii, &Jb[6 * r + 3]); /* Iinv symmetric: row of J_ang Iinv */
       }
     }
-  /* block rows: count, then fill (both by merging the two bodies' lists) */
+  /* block rows by merging the two bodies' lists: first the count of each row, then the
+   * blocks (i, j >= i), each written at its place in row i and, transposed, in row j (the
+   * rows are filled in order, so row j's blocks left of its diagonal arrive in ascending i) */
+  if (cd_blockMatrixReserve(&p->G, nc, 0)) return CD_ERR_NOMEM;
   int total = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1) {
-      if (cd_blockMatrixReserve(&p->G, nc, total)) return CD_ERR_NOMEM;
-      p->G.nblock = nc;
-      p->G.nnzb = total;
-      total = 0;
-    }
-    for (int i = 0; i < nc; i++) {
-      int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
-      int a0 = ka >= 0 ? ptr[ka] : 0, a1 = ka >= 0 ? ptr[ka + 1] : 0;
-      int b0 = kb >= 0 ? ptr[kb] : 0, b1 = kb >= 0 ? ptr[kb + 1] : 0;
-      if (pass == 1) p->G.rowptr[i] = total;
-      while (a0 < a1 || b0 < b1) {
-        int ea = a0 < a1 ? p->adj[a0] : 2 * nc + 2, eb = b0 < b1 ? p->adj[b0] : 2 * nc + 2;
-        int j = (ea < eb ? ea : eb) >> 1;
-        if (pass == 1) {
-          double *Gb = &p->G.val[9 * (size_t)total];
-          memset(Gb, 0, 9 * sizeof(double));
-          if (ea >> 1 == j) addBlock(Gb, &p->JM[36 * (size_t)i], &p->J[36 * (size_t)j + 18 * (size_t)(ea & 1)]);
-          if (eb >> 1 == j) addBlock(Gb, &p->JM[36 * (size_t)i + 18], &p->J[36 * (size_t)j + 18 * (size_t)(eb & 1)]);
-          p->G.col[total] = j;
-          if (j == i) p->G.diag[i] = total;
-        }
-        if (ea >> 1 == j) a0++;
-        if (eb >> 1 == j) b0++;
-        total++;
-      }
+  for (int i = 0; i < nc; i++) {
+    int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
+    int a0 = ka >= 0 ? ptr[ka] : 0, a1 = ka >= 0 ? ptr[ka + 1] : 0;
+    int b0 = kb >= 0 ? ptr[kb] : 0, b1 = kb >= 0 ? ptr[kb + 1] : 0;
+    p->G.rowptr[i] = total;
+    while (a0 < a1 || b0 < b1) {
+      int ea = a0 < a1 ? p->adj[a0] >> 1 : nc, eb = b0 < b1 ? p->adj[b0] >> 1 : nc;
+      int j = ea < eb ? ea : eb;
+      a0 += ea == j;
+      b0 += eb == j;
+      total++;
     }
   }
   p->G.rowptr[nc] = total;
+  if (cd_blockMatrixReserve(&p->G, nc, total)) return CD_ERR_NOMEM;
+  int *next = p->G.diag; /* the fill cursor of each row, then the index of its diagonal */
+  p->G.nblock = nc;
+  p->G.nnzb = total;
+  for (int i = 0; i < nc; i++) next[i] = p->G.rowptr[i];
+  for (int i = 0; i < nc; i++) {
+    int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
+    int a0 = ka >= 0 ? ptr[ka] : 0, a1 = ka >= 0 ? ptr[ka + 1] : 0;
+    int b0 = kb >= 0 ? ptr[kb] : 0, b1 = kb >= 0 ? ptr[kb + 1] : 0, kdiag = 0;
+    while (a0 < a1 || b0 < b1) {
+      int ea = a0 < a1 ? p->adj[a0] : 2 * nc + 2, eb = b0 < b1 ? p->adj[b0] : 2 * nc + 2;
+      int j = (ea < eb ? ea : eb) >> 1;
+      if (j >= i) {
+        int k = next[i]++;
+        if (j == i) kdiag = k;
+        double *Gb = &p->G.val[9 * (size_t)k];
+        memset(Gb, 0, 9 * sizeof(double));
+        if (ea >> 1 == j) addBlock(Gb, &p->JM[36 * (size_t)i], &p->J[36 * (size_t)j + 18 * (size_t)(ea & 1)]);
+        if (eb >> 1 == j) addBlock(Gb, &p->JM[36 * (size_t)i + 18], &p->J[36 * (size_t)j + 18 * (size_t)(eb & 1)]);
+        p->G.col[k] = j;
+        if (j > i) {
+          int kt = next[j]++;
+          double *Gt = &p->G.val[9 * (size_t)kt];
+          for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) Gt[3 * c + r] = Gb[3 * r + c];
+          p->G.col[kt] = i;
+        }
+      }
+      a0 += ea >> 1 == j;
+      b0 += eb >> 1 == j;
+    }
+    next[i] = kdiag; /* row i is complete: rows after it write only into their own rows */
+  }
+
   p->delassus_pending = 0;
   p->time_delassus += seconds() - t0;
   return CD_OK;

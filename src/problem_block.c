@@ -23,8 +23,10 @@ int cd_blockMatrixAlloc(cdBlockMatrix *m, int nblock, int nnzb) {
 }
 
 int cd_blockMatrixReserve(cdBlockMatrix *m, int nblock, int nnzb) {
+  /* by half again at least, so that a slowly growing contact set does not realloc each step */
   if (!m->rowptr || nblock > m->rcap) {
-    size_t n = (size_t)(nblock > 0 ? nblock : 1);
+    size_t n = (size_t)(nblock > 0 ? nblock : 1), g = (size_t)m->rcap + (size_t)m->rcap / 2;
+    if (g > n) n = g;
     int *rp = cd_realloc(m->rowptr, (n + 1) * sizeof(int));
     if (!rp) return -1;
     m->rowptr = rp;
@@ -34,7 +36,8 @@ int cd_blockMatrixReserve(cdBlockMatrix *m, int nblock, int nnzb) {
     m->rcap = (int)n;
   }
   if (!m->col || nnzb > m->bcap) {
-    size_t n = (size_t)(nnzb > 0 ? nnzb : 1);
+    size_t n = (size_t)(nnzb > 0 ? nnzb : 1), g = (size_t)m->bcap + (size_t)m->bcap / 2;
+    if (g > n) n = g;
     int *c = cd_realloc(m->col, n * sizeof(int));
     if (!c) return -1;
     m->col = c;

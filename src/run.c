@@ -7,7 +7,6 @@
  */
 #include "run.h"
 
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "alloc.h"
 #include "backends.h"
+#include "notices.h"
 #include "recorder.h"
 #include "summary.h"
 #include "world.h"
@@ -97,10 +97,20 @@ int cd_run(const cdRunConfig *cfg) {
     if (err[0] && err[strlen(err) - 1] != '\n') fputc('\n', stderr);
     return st == 2 ? CD_EXIT_USAGE : CD_EXIT_ERROR;
   }
-  if (cfg->steps >= 0)
+  if (cfg->steps >= 0) {
     scene.nstep = cfg->steps;
-  else if (cfg->duration >= 0)
-    scene.nstep = (long)ceil(cfg->duration / scene.dt - 1e-9);
+  } else if (cfg->duration >= 0) {
+    /* the scene's rule for its "duration" (scene.h), and its limit */
+    double n = cd_sceneStepCount(cfg->duration, scene.dt);
+    if (!(n <= 1e9)) {
+      fprintf(stderr, "cdsim: --duration: must be at most 1e9 steps of dt (got %.17g s, %.3g steps)\n",
+              cfg->duration, n);
+      cd_free(scene_json);
+      cd_sceneFree(&scene);
+      return CD_EXIT_USAGE;
+    }
+    scene.nstep = (long)n;
+  }
 
   int code = CD_EXIT_ERROR;
   const char *model = cfg->model ? cfg->model : scene.model;
@@ -125,6 +135,13 @@ int cd_run(const cdRunConfig *cfg) {
   w = cd_worldMake(&scene);
   if (!w) {
     fprintf(stderr, "cdsim: out of memory (or CHOLMOD failure) making the world of %d bodies\n", scene.nbody);
+    goto done;
+  }
+  /* what will not do what it seems to, once, whatever --quiet (notices.h) */
+  cd_noticeOptions(stderr, model, &cfg->bopt);
+  cd_noticeMaterials(stderr, model, &scene);
+  if (cd_noticeOverlaps(stderr, model, &scene, w) != CD_OK) {
+    fprintf(stderr, "cdsim: out of memory looking for initial overlaps\n");
     goto done;
   }
 
@@ -228,13 +245,25 @@ int cd_run(const cdRunConfig *cfg) {
     snprintf(status, sizeof status, "I/O error writing the summary to %s", out);
     code = CD_EXIT_ERROR;
   }
-  if (cd_recorderClose(rec, status) && code == CD_EXIT_OK) {
+  /* the XDMF sidecar, from the file once every frame is on disk and before the status is
+   * written: a sidecar that cannot be written is an I/O error of the run */
+  if (!cfg->no_xdmf && cd_recorderWriteXdmf(rec, err, sizeof err)) {
+    if (code == CD_EXIT_OK) {
+      snprintf(status, sizeof status, "I/O error: %s", err);
+      code = CD_EXIT_ERROR;
+    } else {
+      fprintf(stderr, "cdsim: %s\n", err);
+    }
+  }
+  /* the solver that ran (the LCP's default says at the end whether it fell back to bgs) */
+  const char *solver_ran = be->solverName(bstate);
+  if (cd_recorderClose(rec, status, solver_ran) && code == CD_EXIT_OK) {
     fprintf(stderr, "cdsim: I/O error closing %s\n", out);
     code = CD_EXIT_ERROR;
   }
   rec = NULL;
   if (strcmp(status, "ok") != 0) fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
-  if (cfg->summary) printSummary(cfg->scene_path, model, info.solver, out, status, code, &sum);
+  if (cfg->summary) printSummary(cfg->scene_path, model, solver_ran, out, status, code, &sum);
 
 done:
   if (be && bstate) be->free(bstate);

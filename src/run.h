@@ -17,8 +17,9 @@ typedef struct cdRunConfig {
   double duration;          /* --duration, or < 0 */
   long steps;               /* --steps, or < 0 */
   int output_every;         /* --output-every (>= 1) */
-  int quiet;                /* --quiet */
+  int quiet;                /* --quiet: no progress, no warnings about the run (notices.h) */
   int summary;              /* --summary: one JSON line of the run summary on stdout */
+  int no_xdmf;              /* --no-xdmf: no FILE.xdmf sidecar beside the output */
   cdBackendOptions bopt;    /* --solver, --tolerance, --max-iterations, --friction-dirs, --substeps */
   const char *command_line; /* the arguments joined, for the output file */
 } cdRunConfig;

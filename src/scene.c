@@ -28,8 +28,23 @@ cdMaterial cd_materialDefault(void) {
   return m;
 }
 
+static int sameValues(const cdMaterial *a, const cdMaterial *b) {
+  return a->friction == b->friction && a->restitution == b->restitution && a->stiffness == b->stiffness &&
+         a->damping == b->damping && a->stiffness_exponent == b->stiffness_exponent &&
+         a->impact_model == b->impact_model && a->min_impact_velocity == b->min_impact_velocity &&
+         a->friction_regularization == b->friction_regularization && a->pull_off_force == b->pull_off_force &&
+         a->plasticity_ratio == b->plasticity_ratio && a->adhesion_coefficient == b->adhesion_coefficient &&
+         a->adhesion_exponent == b->adhesion_exponent;
+}
+
+/* 2 a b / (a + b): a material's k_c (d_c) is that of a contact of two bodies made of it, each
+ * body a spring (dashpot) of 2 k_c (2 d_c); a contact of two materials puts 2 k_a and 2 k_b
+ * in series. 0 when either is 0. */
+static double harmonicMean(double a, double b) { return a + b > 0 ? 2 * a * b / (a + b) : 0; }
+
 void cd_materialMix(const cdMaterial *a, const cdMaterial *b, cdMaterial *out) {
-  if (a == b || strcmp(a->name, b->name) == 0) {
+  /* identical values: exactly those values (the formulas below give them up to rounding) */
+  if (a == b || sameValues(a, b)) {
     *out = *a;
     return;
   }
@@ -37,8 +52,10 @@ void cd_materialMix(const cdMaterial *a, const cdMaterial *b, cdMaterial *out) {
   snprintf(out->name, sizeof out->name, "%.31s+%.30s", a->name, b->name);
   out->friction = sqrt(a->friction * b->friction);
   out->restitution = fmin(a->restitution, b->restitution);
-  out->stiffness = a->stiffness * b->stiffness / (a->stiffness + b->stiffness);
-  out->damping = (a->damping + b->damping) > 0 ? a->damping * b->damping / (a->damping + b->damping) : 0;
+  out->stiffness = harmonicMean(a->stiffness, b->stiffness);
+  out->damping = harmonicMean(a->damping, b->damping);
+  /* two exponents have no mixed law (k_c is in N/m^n_exp): the penalty model refuses such a
+   * contact (cd_sceneExponentConflict); the impulse models use neither value */
   out->stiffness_exponent = 0.5 * (a->stiffness_exponent + b->stiffness_exponent);
   out->impact_model = a->impact_model > b->impact_model ? a->impact_model : b->impact_model;
   out->min_impact_velocity = 0.5 * (a->min_impact_velocity + b->min_impact_velocity);
@@ -49,10 +66,38 @@ void cd_materialMix(const cdMaterial *a, const cdMaterial *b, cdMaterial *out) {
   out->adhesion_exponent = 0.5 * (a->adhesion_exponent + b->adhesion_exponent);
 }
 
+double cd_sceneStepCount(double duration, double dt) {
+  double n = duration / dt, r = floor(n + 0.5);
+  return fabs(n - r) <= 1e-9 * fmax(1.0, n) ? r : ceil(n);
+}
+
+/* the material of a body or of the ground (-1) */
+static int materialOf(const cdScene *scene, int i) {
+  return i < 0 ? scene->ground_material : scene->body[i].material;
+}
+
 void cd_sceneContactMaterial(const cdScene *scene, int a, int b, cdMaterial *out) {
-  int ma = a < 0 ? scene->ground_material : scene->body[a].material;
-  int mb = b < 0 ? scene->ground_material : scene->body[b].material;
-  cd_materialMix(&scene->material[ma], &scene->material[mb], out);
+  cd_materialMix(&scene->material[materialOf(scene, a)], &scene->material[materialOf(scene, b)], out);
+}
+
+int cd_sceneExponentConflict(const cdScene *scene, int *ma, int *mb) {
+  /* the first moving body's exponent e0: any moving body, and any fixed one or the ground,
+   * of another exponent can touch a body of e0 (a moving one) */
+  int first = -1;
+  for (int i = 0; i < scene->nbody && first < 0; i++)
+    if (!scene->body[i].fixed) first = i;
+  if (first < 0) return 0; /* nothing moves: nothing touches */
+  int m0 = materialOf(scene, first);
+  double e0 = scene->material[m0].stiffness_exponent;
+  for (int i = scene->has_ground ? -1 : 0; i < scene->nbody; i++) {
+    int m = materialOf(scene, i);
+    if (scene->material[m].stiffness_exponent != e0) {
+      *ma = m0;
+      *mb = m;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 static double volume(const cdBodyDef *b) {

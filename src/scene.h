@@ -31,9 +31,11 @@ typedef struct cdMaterial {
 /* the built-in material used by bodies without one (documented in README.md) */
 cdMaterial cd_materialDefault(void);
 
-/* the parameters that act at a contact of materials a and b (the mixing rule):
- * same material: its values; otherwise friction sqrt(mu_a mu_b), restitution min,
- * stiffness and damping in series (k_a k_b / (k_a + k_b)), the rest the mean. */
+/* the parameters that act at a contact of materials a and b (the mixing rule, README.md):
+ * by value, never by name, and a material mixed with one of identical values gives exactly
+ * its values. friction sqrt(mu_a mu_b), restitution the smaller, stiffness and damping the
+ * harmonic mean 2 k_a k_b / (k_a + k_b) (each body a half-spring of 2 k in series), impact
+ * model the higher number, every other parameter the mean. */
 void cd_materialMix(const cdMaterial *a, const cdMaterial *b, cdMaterial *out);
 
 typedef struct cdBodyDef {
@@ -58,6 +60,8 @@ typedef struct cdScene {
   double gravity[3];  /* m/s^2 */
   double dt;          /* s */
   long nstep;         /* steps to run (from duration or steps) */
+  int contact_margin_given; /* 0: "auto", the velocity-adaptive margin (collide.c); 1: the next */
+  double contact_margin;    /* m >= 0: only contacts with gap at most this enter a step */
   int has_ground;     /* a plane z = ground_height with normal +z */
   double ground_height;
   int ground_material;
@@ -67,6 +71,13 @@ typedef struct cdScene {
   cdBodyDef *body;      /* (nbody) */
 } cdScene;
 
+/* the steps of a run of `duration` s at dt (> 0): duration / dt rounded to the nearest whole
+ * number when within 1e-9 relative of it (1.5 / 0.01 = 150.00000000000003 -> 150), else
+ * rounded up (the run covers at least the duration). A double, so that the caller can
+ * check it against its limit before converting. The one rule for the scene's "duration" and
+ * --duration. */
+double cd_sceneStepCount(double duration, double dt);
+
 /* derives mass (from density when mass is 0) and the principal inertia of every body;
  * checks nothing: the loader has validated */
 void cd_sceneFinish(cdScene *scene);
@@ -74,6 +85,11 @@ void cd_sceneFree(cdScene *scene);
 
 /* the mixed material of a contact between bodies a and b (-1 is the ground) */
 void cd_sceneContactMaterial(const cdScene *scene, int a, int b, cdMaterial *out);
+
+/* 1 when two bodies (or a body and the ground) that can touch have materials of different
+ * stiffness exponents, with those materials' indices in *ma, *mb; else 0. A moving body
+ * can touch anything; two fixed bodies never touch. */
+int cd_sceneExponentConflict(const cdScene *scene, int *ma, int *mb);
 
 /* bounding radius of a body (sphere radius or box half diagonal) */
 double cd_bodyBoundingRadius(const cdBodyDef *b);

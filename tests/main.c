@@ -1,8 +1,16 @@
-/* main.c: runs the registered tests; see test.h. */
+/* main.c: runs the registered tests; see test.h.
+ *
+ * The environment: `make test` gives the runner CDSIM_BIN (the cdsim program, for the tests
+ * of the command line), CDSIM_ROOT (the repository, for the bundled scenes and scripts) and
+ * CDSIM_PEER_DATA (the problem collections). Without them a score of tests would skip and the
+ * run would still end "0 failed", so the runner refuses to start: exit 2 and one line saying
+ * what to set. (A collection that is absent where CDSIM_PEER_DATA points is a plain skip.) */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -49,8 +57,37 @@ static int by_file_then_name(const void *a, const void *b) {
   return c ? c : strcmp(x->name, y->name);
 }
 
+/* a line on stderr naming what is missing, 0 when the environment is complete */
+static int environmentMissing(void) {
+  const char *bin = getenv("CDSIM_BIN"), *root = getenv("CDSIM_ROOT"), *peer = getenv("CDSIM_PEER_DATA");
+  char scenes[4096];
+  struct stat st;
+  snprintf(scenes, sizeof scenes, "%s/scenes", root ? root : "");
+  const char *what = NULL;
+  if (!bin || !*bin)
+    what = "CDSIM_BIN is not set";
+  else if (access(bin, X_OK) != 0)
+    what = "CDSIM_BIN is not an executable file";
+  else if (!root || !*root)
+    what = "CDSIM_ROOT is not set";
+  else if (stat(scenes, &st) != 0 || !S_ISDIR(st.st_mode))
+    what = "CDSIM_ROOT has no scenes/ directory";
+  else if (!peer || !*peer)
+    what = "CDSIM_PEER_DATA is not set";
+  if (!what) return 0;
+  fprintf(stderr,
+          "cdsim-tests: %s: run the suite with `make test` (or set CDSIM_BIN=build/cdsim, CDSIM_ROOT=the "
+          "repository, CDSIM_PEER_DATA=../shared/peer-data as the Makefile does)\n",
+          what);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   int passed = 0, failed = 0, skipped = 0;
+  if (environmentMissing()) {
+    free(g_tests);
+    return 2;
+  }
   qsort(g_tests, (size_t)g_ntest, sizeof *g_tests, by_file_then_name);
   setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 0; i < g_ntest; i++) {

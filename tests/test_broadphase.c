@@ -54,7 +54,8 @@ static long bruteForce(int n, const double *aabb, const int *fixed, int **out) {
   return np;
 }
 
-/* the broad phase's pairs equal the reference set exactly (no duplicate, none missing) */
+/* the broad phase's pairs equal the reference set exactly (no duplicate, none missing), and
+ * come sorted by (a, b) (collision relies on it to emit contacts in key order) */
 static void checkAgainstBruteForce(int n, const double *aabb, const int *fixed, long min_pairs) {
   cdBroadphase *bp = cd_broadphaseMake(n);
   CHECK(bp != NULL);
@@ -67,6 +68,9 @@ static void checkAgainstBruteForce(int n, const double *aabb, const int *fixed, 
   long nref = bruteForce(n, aabb, fixed, &ref);
   CHECK(mine != NULL && nref >= 0);
   if (mine && nref >= 0) {
+    int unsorted = 0;
+    for (int i = 1; i < np; i++) unsorted += pairCmp(&pairs[2 * (i - 1)], &pairs[2 * i]) >= 0;
+    CHECK_MSG(unsorted == 0, "%d pairs out of order", unsorted);
     memcpy(mine, pairs, (size_t)np * 2 * sizeof *mine);
     qsort(mine, (size_t)np, 2 * sizeof *mine, pairCmp);
     CHECK_MSG(np == nref, "broad phase %d pairs, brute force %ld", np, nref);
@@ -108,7 +112,10 @@ CD_TEST(broadphaseMatchesBruteForceOn3000RandomBodies) {
     cd_quatToMat(R, q);
     double x[3] = {urand(-15, 15), urand(-15, 15), urand(-3, 3)};
     double v[6] = {urand(-5, 5), urand(-5, 5), urand(-5, 5), urand(-5, 5), urand(-5, 5), urand(-5, 5)};
-    cd_broadphaseBounds(&b, x, R, v, 0.01, &aabb[6 * i]);
+    cdScene autos;
+    memset(&autos, 0, sizeof autos); /* contact_margin "auto" */
+    cd_broadphaseBounds(&b, x, R, cd_collideMargin(&autos, cd_bodySpeedBound(&b, v), 0.01, cd_bodySizeScale(&b)),
+                        &aabb[6 * i]);
   }
   checkAgainstBruteForce(n, aabb, fixed, 5000);
   checkAgainstBruteForce(n, aabb, NULL, 5000);
@@ -179,9 +186,11 @@ CD_TEST(broadphaseBoundsIncludeTheMarginShare) {
   b.shape = CD_SPHERE;
   b.radius = 0.5;
   double x[3] = {1, 2, 3}, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, v[6] = {3, 0, 4, 0, 0, 2}, box[6];
-  cd_broadphaseBounds(&b, x, R, v, 0.1, box);
-  double share = cd_collideMargin(5 + 2 * 0.5, 0.1, 0.5);
-  CHECK_NEAR(share, 0.6005, 1e-15);
+  cdScene autos;
+  memset(&autos, 0, sizeof autos); /* contact_margin "auto" */
+  double share = cd_collideMargin(&autos, cd_bodySpeedBound(&b, v), 0.1, cd_bodySizeScale(&b));
+  CHECK_NEAR(share, 0.6005, 1e-15); /* 1e-3 r + dt (|v| + |w| r) = 5e-4 + 0.1 (5 + 2 x 0.5) */
+  cd_broadphaseBounds(&b, x, R, share, box);
   for (int k = 0; k < 3; k++) {
     CHECK_NEAR(box[k], x[k] - 0.5 - share, 1e-15);
     CHECK_NEAR(box[3 + k], x[k] + 0.5 + share, 1e-15);
@@ -190,8 +199,9 @@ CD_TEST(broadphaseBoundsIncludeTheMarginShare) {
   b.shape = CD_BOX;
   cd_v3set(b.half, 0.3, 0.1, 0.2);
   double c = sqrt(0.5), Rz[9] = {c, -c, 0, c, c, 0, 0, 0, 1};
-  cd_broadphaseBounds(&b, x, Rz, NULL, 0.1, box);
-  share = cd_collideMargin(0, 0.1, 0.1);
+  share = cd_collideMargin(&autos, 0, 0.1, cd_bodySizeScale(&b));
+  CHECK_NEAR(share, 1e-4, 1e-18);
+  cd_broadphaseBounds(&b, x, Rz, share, box);
   CHECK_NEAR(box[3] - x[0], 0.4 * c + share, 1e-15);
   CHECK_NEAR(box[4] - x[1], 0.4 * c + share, 1e-15);
   CHECK_NEAR(box[5] - x[2], 0.2 + share, 1e-15);

@@ -155,8 +155,12 @@ static void interruptWith(int sig, const char *name) {
     execl(cd_cliBin(), cd_cliBin(), scene, "--model", "lcp", "--steps", "100000", "--out", out, "--quiet", (char *)NULL);
     _exit(127);
   }
-  /* wait until a few frames are on disk (the recorder flushes at least once a second) */
-  struct timespec ts = {1, 500000000};
+  /* the run takes the signal once its file exists (the handler is set right after its
+   * creation): wait for that (a loaded machine, or a sanitizer build, starts slowly), then
+   * a while for some frames; close writes every frame the run made */
+  struct timespec tick = {0, 50000000}, ts = {1, 500000000};
+  struct stat st;
+  for (int i = 0; i < 600 && stat(out, &st) != 0; i++) nanosleep(&tick, NULL);
   nanosleep(&ts, NULL);
   kill(pid, sig);
   int status = 0;

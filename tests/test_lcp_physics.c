@@ -233,11 +233,21 @@ CD_TEST(lcpStackOfTenCubesStandsStill) {
 
 CD_TEST(lcpPolygonalConeBiasOfASlidingCubeShrinksWithM) {
   /* the cube sent at 22.5 degrees to the pyramid's edges t1 = x (and at 10 degrees, a
-   * generic angle): at m = 4 the friction impulse sits on the vertex most opposed to the
-   * slip, so the cube veers; the deviation of its stopping direction shrinks with m (it is
-   * 0 by symmetry when the angle is a direction or the bisector of two) */
-  const double angles[2] = {22.5, 10.0};
-  for (int ai = 0; ai < 2; ai++) {
+   * generic angle, and at 45): at m = 4 the friction impulse sits on the vertex most opposed
+   * to the slip, so the cube veers; the deviation of its stopping direction shrinks with m
+   * (it is 0 by symmetry when the angle is a direction or the bisector of two).
+   * The distance at 45 degrees, derived: the m directions d_k = (cos 2 pi k/m, sin 2 pi k/m)
+   * span the polygon {sum_k alpha_k d_k : sum_k alpha_k <= mu lambda_N}, whose edges lie
+   * mu cos(pi/m) from the centre. Along a bisector of two directions the most opposed part
+   * of the polygon is a whole edge, and every point of it has the component mu cos(pi/m)
+   * lambda_N against the slip (the split between its two ends, not unique, only moves the
+   * impulse along the edge, across the slip, where the symmetry of the problem leaves it at
+   * the middle); along a direction it is the vertex, mu lambda_N. 45 degrees is the bisector
+   * of x and y for m = 4 and a direction for m = 8 and 16: the cube slides straight and
+   * decelerates at mu g / sqrt 2 (m = 4) or mu g; the semi-implicit Euler distance follows
+   * (eulerSlideDistance, exact for an exactly solved LCP: 1e-6 as for the axis test). */
+  const double angles[3] = {22.5, 10.0, 45.0};
+  for (int ai = 0; ai < 3; ai++) {
     double prev = INFINITY;
     for (int m = 4; m <= 16; m *= 2) {
       double th = angles[ai] * M_PI / 180.0;
@@ -256,6 +266,11 @@ CD_TEST(lcpPolygonalConeBiasOfASlidingCubeShrinksWithM) {
       CHECK(sim.nonconverged == 0);
       CHECK(fabs(sim.world->v[0]) + fabs(sim.world->v[1]) < 1e-12); /* stopped within 1 s */
       CHECK_MSG(dev < prev || dev < 1e-9, "%.1f deg, m = %d: deviation %.4f, %.4f at m / 2", angles[ai], m, dev, prev);
+      if (angles[ai] == 45.0) {
+        double a = 0.5 * GRAV * (m == 4 ? cos(M_PI / 4) : 1.0);
+        CHECK_NEAR(hypot(dx, dy), eulerSlideDistance(2.0, a, 0.01, NULL), 1e-6);
+        CHECK_NEAR(dev, 0.0, 1e-6);
+      }
       prev = dev;
       cd_simFree(&sim);
     }

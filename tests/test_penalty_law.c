@@ -282,6 +282,7 @@ CD_TEST(penaltyEdinburghBranchesWithExponent) {
 CD_TEST(penaltyPullOffForceActsAtZeroOverlap) {
   cdMaterial m = testMaterial(0, 1e5, 1, 0, 1);
   m.pull_off_force = 5;
+  m.plasticity_ratio = 0.2; /* the Edinburgh model on */
   double st[4] = {0}, vt[3] = {0, 0, 0};
   cdPenaltyForce f;
   cd_penaltyContactForce(&m, -1e-12, 0, vt, 1, st, &f);
@@ -289,6 +290,25 @@ CD_TEST(penaltyPullOffForceActsAtZeroOverlap) {
   CHECK_NEAR(f.fn, -5, 1e-6); /* pulls b towards a */
   cd_penaltyContactForce(&m, 1e-12, 0, vt, 0, st, &f);
   CHECK(f.fn == 0); /* none once apart */
+}
+
+/* seed 002: plasticity_ratio "set to 0 in order to fully deactivate" the Edinburgh model
+ * (Exudyn applies f_adh and k_adh only when it is not 0): the plain spring k_c delta^n_exp */
+CD_TEST(penaltyPlasticityRatioZeroTurnsTheEdinburghModelOff) {
+  cdMaterial m = testMaterial(0, 1e5, 1.5, 0, 1);
+  m.pull_off_force = 5;
+  m.adhesion_coefficient = 1e4;
+  double st[4] = {0}, vt[3] = {0, 0, 0};
+  cdPenaltyForce f;
+  cd_penaltyContactForce(&m, -1e-12, 0, vt, 1, st, &f);
+  CHECK(f.touching);
+  CHECK_NEAR(f.fn, 1e5 * pow(1e-12, 1.5), 1e-20);
+  /* loaded, then unloaded to a tenth: the same spring both ways, no plastic overlap */
+  cd_penaltyContactForce(&m, -1e-3, 0, vt, 0, st, &f);
+  CHECK_NEAR(f.fn, 1e5 * pow(1e-3, 1.5), 1e-12);
+  cd_penaltyContactForce(&m, -1e-4, 0, vt, 0, st, &f);
+  CHECK_NEAR(f.fn, 1e5 * pow(1e-4, 1.5), 1e-12);
+  CHECK(st[CD_PENALTY_PLASTIC] == 0);
 }
 
 /* holds a 0.1 kg ball on the surface, then ramps a pull along +z to `pull` over 0.5 s and
@@ -322,14 +342,21 @@ static double adhesionPullTest(cdMaterial m, double press, double pull, double *
 }
 
 CD_TEST(penaltyAdhesionHoldsUpToPullOffForce) {
-  /* lambda_P = 0: the ball leaves when the net pull P - m g passes f_adh */
+  /* lambda_P = 0.1, k_adh = 0: unloading follows k2 down to delta_p, then the adhesive
+   * branch holds -f_adh down to delta = 0: the ball leaves when the net pull P - m g
+   * passes f_adh. With lambda_P = 0 (the Edinburgh model off) f_adh does not act and any
+   * net pull takes it off. */
   cdMaterial m = testMaterial(0, 1e5, 1, 100, 1);
   m.pull_off_force = 5;
+  m.plasticity_ratio = 0.1;
   double weight = 0.1 * 9.81, threshold = m.pull_off_force + weight;
   double below = adhesionPullTest(m, 0, 0.97 * threshold, NULL);
   double above = adhesionPullTest(m, 0, 1.03 * threshold, NULL);
   CHECK_MSG(below < 0, "pulled with 0.97 of f_adh + m g the ball should stay (gap %g)", below);
   CHECK_MSG(above > 1e-3, "pulled with 1.03 of f_adh + m g the ball should leave (gap %g)", above);
+  m.plasticity_ratio = 0;
+  double off = adhesionPullTest(m, 0, 0.97 * threshold, NULL);
+  CHECK_MSG(off > 1e-3, "lambda_P = 0: f_adh must not hold the ball (gap %g)", off);
 }
 
 CD_TEST(penaltyAdhesionWithPlasticityHoldsUpToAdhesiveBranchPeak) {

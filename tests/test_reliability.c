@@ -75,8 +75,7 @@ CD_TEST(everyAllocationFailureOfAWholeRunEndsCleanlyWithoutLeakForEveryModel) {
     cfg.steps = -1;
     cfg.output_every = 1;
     cfg.quiet = 1;
-    cfg.bopt.friction_dirs = 4;
-    cfg.command_line = "cdsim tiny.json";
+    cfg.command_line = "cdsim tiny.json"; /* options not given stay 0, as main.c leaves them */
     int done = 0;
     for (long k = 1; k < 100000 && !done; k++) {
       unlink(out);
@@ -311,7 +310,10 @@ CD_TEST(overflowingStiffnessExitsThreeWithAMessage) {
   int code = RUN(&lim, err, NULL, scene, "--model", "penalty", "--set", "/materials/steel/stiffness=1e300", "--set",
                  "/bodies/0/orientation=[0.995,0.0998,0,0]", "--steps", "3", "--out", out, "--quiet");
   CHECK_MSG(code == 3, "exit %d: %s", code, err);
-  CHECK_MSG(countLines(err, "cdsim: ") == 1 && strstr(err, "step"), "stderr: %s", err);
+  /* one error line (and the notice of the tilted cube's initial overlap, src/notices.h) */
+  CHECK_MSG(countLines(err, "cdsim: ") - countLines(err, "cdsim: warning: ") == 1 &&
+                strstr(err, "non-finite state at step"),
+            "stderr: %s", err);
   char status[4096];
   CHECK(readStatus(out, status, sizeof status) == 0 && strcmp(status, "ok") != 0);
 }

@@ -81,36 +81,40 @@ static int runScaled(const char *name, const char *mass, const char *model, cons
 }
 
 CD_TEST(scalingEveryMassLeavesIterationsAndConvergenceUnchanged) {
-  /* The iterations of a run are compared with the run at 1000 times the masses, and with a
-   * control: the run at masses 1 + 1e-10 times the nominal, which changes nothing but round-off.
-   * Where a count is decided by round-off (a resting stack whose warm starts sit at the
-   * tolerance, so that whether a step needs 0 or 50 iterations is a coin toss; measured on
-   * cube-stack over 100 steps: lcp 2566 iterations at mass 1 and 20 at mass 1 + 1e-10, ccp apgd
-   * 7231 and 3393), the scaled run may differ as much as the control does; everywhere else the
-   * bound is 10%. The pile's and the Newton solver's counts are reproducible to the iteration. */
+  /* x 1024 is exact in binary floating point: every iterate scales exactly, so the counts
+   * must be identical. x 1000 adds roundoff, which a first-order method on a hyperstatic stack
+   * amplifies (apgd on the cube stack: 5171 sweeps at 1 kg, 2924 at 1000 kg, identical at
+   * 1024 kg), so the 10% comparison is made where the iteration does not amplify it. The LCP on
+   * the cube stack amplifies it too: its warm starts sit at the tolerance, and whether a step
+   * needs 0 or 50 pivots is decided by roundoff (measured over 100 steps: 2262 iterations at
+   * 1 kg, 20 at 1 + 1e-10 kg, 2742 at 1 + 1e-9 kg). The Newton steps of primal do not. */
   const struct {
     const char *scene, *model, *solver;
     long steps;
-  } runs[] = {{"sphere-pile.json", "ccp", "apgd", 100},   {"sphere-pile.json", "ccp", "pgs", 100},
-              {"sphere-pile.json", "ccp", NULL, 100},     {"cube-stack.json", "lcp", NULL, 100},
-              {"cube-stack.json", "ccp", "apgd", 100},    {"cube-stack.json", "ccp", "primal", 100}};
+    int chaotic; /* 1: the count depends on roundoff (x 1024 only) */
+  } runs[] = {{"sphere-pile.json", "ccp", "apgd", 100, 0}, {"sphere-pile.json", "ccp", "pgs", 100, 0},
+              {"sphere-pile.json", "ccp", NULL, 100, 0},   {"cube-stack.json", "lcp", NULL, 100, 1},
+              {"cube-stack.json", "ccp", "apgd", 100, 1},  {"cube-stack.json", "ccp", "primal", 100, 0}};
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
     runFigures a, b, c;
     if (runScaled(runs[r].scene, "1", runs[r].model, runs[r].solver, runs[r].steps, &a) ||
-        runScaled(runs[r].scene, "1000", runs[r].model, runs[r].solver, runs[r].steps, &b) ||
-        runScaled(runs[r].scene, "1.0000000001", runs[r].model, runs[r].solver, runs[r].steps, &c))
+        runScaled(runs[r].scene, "1024", runs[r].model, runs[r].solver, runs[r].steps, &b) ||
+        runScaled(runs[r].scene, "1000", runs[r].model, runs[r].solver, runs[r].steps, &c))
       continue;
-    double control = fabs((double)(a.iterations - c.iterations));
-    printf("    %s %s %s: iterations %ld vs %ld (x 1000 kg; %ld at 1 + 1e-10), not converged %ld vs %ld, residual max "
-           "%.2g vs %.2g\n",
+    printf("    %s %s %s: iterations %ld (1 kg), %ld (1024 kg), %ld (1000 kg); not converged %ld, %ld, %ld\n",
            runs[r].scene, runs[r].model, runs[r].solver ? runs[r].solver : "default", a.iterations, b.iterations,
-           c.iterations, a.nonconverged, b.nonconverged, a.residual_max, b.residual_max);
-    CHECK_MSG(fabs((double)(a.iterations - b.iterations)) <= fmax(0.1 * (double)a.iterations, control),
-              "%s %s %s: %ld iterations at 1 kg, %ld at 1000 kg (round-off alone: %ld)", runs[r].scene, runs[r].model,
-              runs[r].solver ? runs[r].solver : "default", a.iterations, b.iterations, c.iterations);
-    CHECK(a.nonconverged == b.nonconverged);
+           c.iterations, a.nonconverged, b.nonconverged, c.nonconverged);
+    CHECK(a.iterations == b.iterations && a.nonconverged == b.nonconverged);
+    CHECK(a.nonconverged == c.nonconverged);
+    if (!runs[r].chaotic)
+      CHECK_MSG(fabs((double)(a.iterations - c.iterations)) <= 0.1 * (double)a.iterations,
+                "%s %s: %ld iterations at 1 kg, %ld at 1000 kg", runs[r].scene, runs[r].model, a.iterations,
+                c.iterations);
     /* the same motion: the positions agree to what the solvers' tolerance leaves (1e-6 of
      * ||g|| over a step, accumulated over the run: well below a millimetre) */
-    for (int e = 0; e < 3; e++) CHECK_NEAR(a.x_last[e], b.x_last[e], 1e-4);
+    for (int e = 0; e < 3; e++) {
+      CHECK(a.x_last[e] == b.x_last[e]);
+      CHECK_NEAR(a.x_last[e], c.x_last[e], 1e-4);
+    }
   }
 }

@@ -67,7 +67,7 @@ CD_TEST(freeFlightFollowsTheDiscreteParabolaExactly) {
   cd_worldFree(w);
 }
 
-CD_TEST(freeFlightConservesEnergyToTheIntegratorOrder) {
+CD_TEST(freeFlightEnergyFollowsTheDiscreteDriftExactly) {
   cdScene s;
   cdBodyDef b;
   cdMaterial m;
@@ -78,14 +78,17 @@ CD_TEST(freeFlightConservesEnergyToTheIntegratorOrder) {
     CHECK(w != NULL);
     return;
   }
+  /* semi-implicit Euler: v_n = v0 - n g dt, z_n = z0 + n dt v0 - g dt^2 n (n + 1) / 2, so
+   * E_n - E_0 = m/2 ((v0 - n g dt)^2 - v0^2) + m g (z_n - z0) = -n m g^2 dt^2 / 2 exactly:
+   * a loss of 0.0096 J a step here (2 kg, dt 0.01), to roundoff of E ~ 26 J */
+  const double g = 9.81, dt = s.dt;
   double e0 = cd_worldKineticEnergy(&s, w) + cd_worldPotentialEnergy(&s, w);
-  for (int n = 0; n < 100; n++) {
+  for (int n = 1; n <= 100; n++) {
     cdSolveStats st;
-    cd_worldStep(&s, w, &kNoContact, NULL, s.dt, &st);
+    CHECK(cd_worldStep(&s, w, &kNoContact, NULL, dt, &st) == CD_OK);
+    double e = cd_worldKineticEnergy(&s, w) + cd_worldPotentialEnergy(&s, w);
+    CHECK_NEAR(e - e0, -n * b.mass * g * g * dt * dt / 2, 1e-11);
   }
-  /* symplectic Euler's energy error is bounded by O(m g v dt): here 2 * 9.81 * 5 * 0.01 */
-  double e1 = cd_worldKineticEnergy(&s, w) + cd_worldPotentialEnergy(&s, w);
-  CHECK(fabs(e1 - e0) <= 2 * 9.81 * 5 * 0.01);
   cd_worldFree(w);
 }
 

@@ -1,0 +1,120 @@
+/* bench_peers.c: cdsim side by side with MuJoCo and ODE on the peer bench's reference scenes
+ * (../shared/peer-bench, found through $CDSIM_PEER_BENCH), and where each cdsim step's time
+ * goes.
+ *
+ * For each scene (S2 10: 1000 spheres dropped; S3 20: a 20-cube stack; S4 10: a 55-cube
+ * pyramid) and model it runs `side-by-side SCENE PARAM --model MODEL` once (the peers and cdsim
+ * in one run, so that the ratios compare like with like on a noisy machine) and keeps its
+ * table in peers.txt; peers.csv has one row a system and scene (ms/step, contacts,
+ * iterations, deepest penetration, and for cdsim the residual and the non-converged steps).
+ * stages.csv has cdsim's stage times per step on the same scenes (--summary: collide, build,
+ * solve, record, and the rest of the wall time), from a run of its own recording only the
+ * last frame, like side-by-side's.
+ * Without the peer bench (or its Python) the benchmark says so and writes nothing: it never
+ * pretends to have measured the peers. Benchmarks assert nothing. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static const struct {
+  const char *scene, *param;
+} g_scenes[] = {{"S2", "10"}, {"S3", "20"}, {"S4", "10"}};
+static const char *const g_models[] = {"lcp", "ccp", "penalty"};
+
+static const char *peerBench(void) {
+  const char *d = getenv("CDSIM_PEER_BENCH");
+  return d && *d ? d : "../shared/peer-bench";
+}
+
+/* one value after key in a JSON line ("key": value), or NAN */
+static double jsonNumber(const char *line, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": ", key);
+  const char *p = strstr(line, pat);
+  return p ? atof(p + strlen(pat)) : 0.0 / 0.0;
+}
+
+static void stages(FILE *csv, const char *bin, const char *pb, const char *scene, const char *param, const char *model) {
+  char cmd[8192], line[8192];
+  snprintf(cmd, sizeof cmd,
+           "d=$(mktemp -d) && '%s/make-scene' %s %s \"$d/s.json\" && n=$(python3 -c \"import json; "
+           "d=json.load(open('$d/s.json')); print(round(d['duration']/d['dt']))\") && '%s' \"$d/s.json\" --model %s "
+           "--output-every \"$n\" --out \"$d/r.h5\" --quiet --summary; rm -rf \"$d\"",
+           pb, scene, param, bin, model);
+  FILE *p = popen(cmd, "r");
+  if (!p) return;
+  int got = 0;
+  while (fgets(line, sizeof line, p))
+    if (line[0] == '{') {
+      double steps = jsonNumber(line, "steps"), wall = jsonNumber(line, "wall_time");
+      double tc = jsonNumber(line, "time_collide"), tb = jsonNumber(line, "time_build");
+      double ts = jsonNumber(line, "time_solve"), tr = jsonNumber(line, "time_record");
+      fprintf(csv, "%s %s,%s,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", scene, param, model, steps,
+              1e3 * wall / steps, 1e3 * tc / steps, 1e3 * tb / steps, 1e3 * ts / steps, 1e3 * tr / steps,
+              1e3 * (wall - tc - tb - ts - tr) / steps, 1e3 * (wall - ts) / steps);
+      printf("  %s %s %-8s %.3f ms/step: collide %.3f, build %.3f, solve %.3f, record %.3f\n", scene, param, model,
+             1e3 * wall / steps, 1e3 * tc / steps, 1e3 * tb / steps, 1e3 * ts / steps, 1e3 * tr / steps);
+      got = 1;
+    }
+  if (pclose(p) != 0 || !got) fprintf(csv, "%s %s,%s,failed,,,,,,,,\n", scene, param, model);
+}
+
+CD_BENCH(peersSideBySide) {
+  const char *pb = peerBench(), *bin = getenv("CDSIM_BIN");
+  char sbs[4096];
+  snprintf(sbs, sizeof sbs, "%s/side-by-side", pb);
+  if (!bin || access(sbs, X_OK) != 0 || system("python3 -c 1 >/dev/null 2>&1") != 0) {
+    printf("  skipped: no peer bench at %s (set CDSIM_PEER_BENCH), or no python3, or no CDSIM_BIN: "
+           "the ratios to MuJoCo and ODE were not measured\n", pb);
+    return;
+  }
+  FILE *txt = cd_benchOpen(outdir, "peers.txt"), *csv = cd_benchOpen(outdir, "peers.csv");
+  FILE *st = cd_benchOpen(outdir, "stages.csv");
+  if (!txt || !csv || !st) {
+    if (txt) fclose(txt);
+    if (csv) fclose(csv);
+    if (st) fclose(st);
+    return;
+  }
+  fprintf(csv, "scene,system,ms_per_step,contacts,iterations,max_penetration_mm,residual_max,nonconverged\n");
+  fprintf(st, "scene,model,steps,wall_ms,collide_ms,build_ms,solve_ms,record_ms,other_ms,wall_minus_solve_ms\n");
+  for (size_t s = 0; s < sizeof g_scenes / sizeof g_scenes[0]; s++)
+    for (size_t m = 0; m < sizeof g_models / sizeof g_models[0]; m++) {
+      char cmd[8192], line[4096];
+      snprintf(cmd, sizeof cmd, "CDSIM='%s' '%s' %s %s --model %s 2>&1", bin, sbs, g_scenes[s].scene,
+               g_scenes[s].param, g_models[m]);
+      FILE *p = popen(cmd, "r");
+      if (!p) continue;
+      fprintf(txt, "== side-by-side %s %s --model %s\n", g_scenes[s].scene, g_scenes[s].param, g_models[m]);
+      while (fgets(line, sizeof line, p)) {
+        fputs(line, txt);
+        fputs(line, stdout);
+        /* the peers' rows (first model only: they do not change) and cdsim's row */
+        char name[256];
+        double ms, con, it, pen;
+        int isCdsim = strncmp(line, "cdsim", 5) == 0;
+        if ((isCdsim || (m == 0 && strchr(line, ':') && line[0] != ' ')) &&
+            sscanf(line, "%255s", name) == 1) {
+          const char *rest = isCdsim ? strchr(line, ']') : line + strlen(name);
+          if (rest && sscanf(isCdsim ? rest + 1 : rest, "%lf %lf %lf %lf", &ms, &con, &it, &pen) == 4) {
+            double res = 0.0 / 0.0, nc = 0.0 / 0.0;
+            const char *r = strstr(line, "residual_max ");
+            if (r) res = atof(r + 13);
+            const char *c = strstr(line, "not converged ");
+            if (c) nc = atof(c + 14);
+            fprintf(csv, "%s %s,%s,%.4g,%.4g,%.4g,%.3g,%.3g,%.0f\n", g_scenes[s].scene, g_scenes[s].param,
+                    isCdsim ? g_models[m] : name, ms, con, it, pen, res, nc);
+          }
+        }
+      }
+      fflush(txt);
+      fflush(csv);
+      pclose(p);
+      stages(st, bin, pb, g_scenes[s].scene, g_scenes[s].param, g_models[m]);
+    }
+  fclose(txt);
+  fclose(csv);
+  fclose(st);
+}

@@ -1,0 +1,113 @@
+/* bench_recorder.c: what recording every frame costs a run (issue 13: at most 15% of the
+ * run recording only the last frame). The 1000-sphere pile under ccp, stepped in-process
+ * and recorded through io/recorder.c every frame or only at the last step, alternately,
+ * twice each, at the default iteration limit and at 20 iterations (a cheaper step, where
+ * recording weighs more). Writes recorder.csv: one row a run (wall time, ms a step, the
+ * main thread's time in cd_recorderWriteFrame and cd_recorderClose a frame, file bytes),
+ * then the ratio of the medians, every frame / last frame, for each iteration limit. The
+ * writer thread's deflate runs on the other core: on a machine whose cores are busy the
+ * ratio shows it. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends.h"
+#include "bench.h"
+#include "recorder.h"
+#include "scene_json.h"
+#include "world.h"
+
+enum { STEPS = 60 };
+
+typedef struct {
+  double wall;   /* s, the whole run: steps and recording */
+  double record; /* s, the main thread in the recorder (frames and close) */
+  long frames;
+  long bytes;
+} cdRecRun;
+
+static int runOnce(const char *outdir, int every, int max_iterations, cdRecRun *out) {
+  const char *root = getenv("CDSIM_ROOT");
+  char path[4096], h5[4096], err[4096];
+  snprintf(path, sizeof path, "%s/scenes/pile-1000.json", root ? root : ".");
+  snprintf(h5, sizeof h5, "%s/recorder-bench.h5", outdir);
+  cdScene s;
+  char *json = NULL;
+  if (cd_sceneLoad(path, NULL, NULL, 0, &s, &json, err, sizeof err)) {
+    fprintf(stderr, "bench: %s", err);
+    return -1;
+  }
+  const cdBackend *be = cd_backendFind("ccp");
+  cdBackendOptions opt = {.friction_dirs = 4, .max_iterations = max_iterations};
+  void *bs = NULL;
+  cdWorld *w = NULL;
+  cdRecorder *rec = NULL;
+  int rc = -1;
+  if (be->make(&s, &opt, &bs, err, sizeof err) || !(w = cd_worldMake(&s))) goto done;
+  cdRunInfo info = {"ccp", be->solverName(bs), "bench", json, s.dt, every};
+  double t0 = cd_benchNow(), in = 0;
+  if (!(rec = cd_recorderOpen(h5, &s, &info, err, sizeof err))) goto done;
+  double a = cd_benchNow();
+  if (cd_recorderWriteFrame(rec, &s, w, NULL)) goto done;
+  in += cd_benchNow() - a;
+  long frames = 1;
+  for (long k = 1; k <= STEPS; k++) {
+    cdSolveStats st;
+    if (cd_worldStep(&s, w, be, bs, s.dt, &st)) goto done;
+    if (k % every == 0 || k == STEPS) {
+      a = cd_benchNow();
+      if (cd_recorderWriteFrame(rec, &s, w, &st)) goto done;
+      in += cd_benchNow() - a;
+      frames++;
+    }
+  }
+  a = cd_benchNow();
+  int closed = cd_recorderClose(rec, "ok", NULL);
+  rec = NULL;
+  in += cd_benchNow() - a;
+  out->wall = cd_benchNow() - t0;
+  out->record = in;
+  out->frames = frames;
+  struct stat st;
+  out->bytes = stat(h5, &st) == 0 ? (long)st.st_size : -1;
+  rc = closed;
+done:
+  if (rc) fprintf(stderr, "bench: the recorder run failed (%s)\n", err);
+  if (rec) cd_recorderClose(rec, "failed", NULL);
+  unlink(h5);
+  if (bs) be->free(bs);
+  cd_worldFree(w);
+  free(json);
+  cd_sceneFree(&s);
+  return rc;
+}
+
+CD_BENCH(recordingEveryFrameAgainstTheLastOnly) {
+  FILE *f = cd_benchOpen(outdir, "recorder.csv");
+  if (!f) return;
+  fprintf(f, "max_iterations,every,steps,frames,wall_s,ms_per_step,record_ms_per_frame,file_bytes\n");
+  int limits[2] = {0, 20};
+  for (int l = 0; l < 2; l++) {
+    double wall[2][2];
+    for (int rep = 0; rep < 2; rep++)
+      for (int v = 0; v < 2; v++) {
+        int every = v == 0 ? 1 : STEPS;
+        cdRecRun r = {0, 0, 0, 0};
+        if (runOnce(outdir, every, limits[l], &r)) {
+          fclose(f);
+          return;
+        }
+        wall[v][rep] = r.wall;
+        fprintf(f, "%s,%d,%d,%ld,%.3f,%.2f,%.3f,%ld\n", limits[l] ? "20" : "default", every, STEPS, r.frames,
+                r.wall, 1e3 * r.wall / STEPS, 1e3 * r.record / (double)r.frames, r.bytes);
+        printf("  max_iterations %-7s every %2d: %.2f ms a step, the recorder %.3f ms a frame on the main thread\n",
+               limits[l] ? "20" : "default", every, 1e3 * r.wall / STEPS, 1e3 * r.record / (double)r.frames);
+      }
+    double all = cd_benchMedian(wall[0], 2), last = cd_benchMedian(wall[1], 2);
+    fprintf(f, "# max_iterations %s: every frame / last frame = %.3f\n", limits[l] ? "20" : "default", all / last);
+    printf("  max_iterations %s: every frame / last frame = %.3f (target <= 1.15)\n", limits[l] ? "20" : "default",
+           all / last);
+  }
+  fclose(f);
+}
