@@ -37,9 +37,10 @@
  * apgd runs before primal is tried again (doubling, up to CCP_AUTO_WAIT_MAX, while primal keeps
  * missing its budget), and the factorization flops per contact above which primal is not tried */
 #define CCP_AUTO_NEWTON 4
+#define CCP_AUTO_COLD 16
 #define CCP_AUTO_WAIT 2
 #define CCP_AUTO_WAIT_MAX 256
-#define CCP_AUTO_FLOPS 2e4
+#define CCP_AUTO_FLOPS 2e3
 
 typedef enum { CCP_AUTO = 0, CCP_PRIMAL = 1, CCP_APGD = 2, CCP_PGS = 3, CCP_IPM = 4 } ccpSolver;
 
@@ -49,6 +50,7 @@ typedef struct ccpState {
   int max_iterations;
   int used_primal, used_apgd;
   int wait, wait_next; /* default: steps left for apgd before primal is tried again, and the next wait */
+  int primal_ok;       /* default: the last step primal solved converged (or none yet) */
   cdCcpPrimalWork *primal;
   cdCcpApgdWork *apgd;
   int cc_started;
@@ -91,6 +93,7 @@ static int ccpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   st->solver = s;
   st->tolerance = opt ? opt->tolerance : 0.0;
   st->wait_next = CCP_AUTO_WAIT;
+  st->primal_ok = 1;
   st->max_iterations = opt ? opt->max_iterations : 0;
   if ((s == CCP_AUTO || s == CCP_PRIMAL) && !(st->primal = cd_ccpPrimalWorkMake())) {
     ccpFree(st);
@@ -129,24 +132,24 @@ static int ccpAuto(ccpState *st, cdContactProblem *p, const cdCcpParams *par, cd
     st->used_apgd = 1;
     return cd_ccpApgdSolve(p, par, st->apgd, stats);
   }
-  double fl = p->nbody > 0 ? cd_ccpPrimalFactorFlops(p, st->primal) : 0.0;
-  if (fl < 0.0) return CD_ERR_NOMEM;
-  if (fl > CCP_AUTO_FLOPS * p->ncon) {
-    st->wait = st->wait_next;
-    st->wait_next = st->wait_next * 2 < CCP_AUTO_WAIT_MAX ? st->wait_next * 2 : CCP_AUTO_WAIT_MAX;
-    st->used_apgd = 1;
-    return cd_ccpApgdSolve(p, par, st->apgd, stats);
-  }
   /* a problem without the velocity-space form (from a file) has no apgd fallback here: primal
    * runs to its own limit */
   cdCcpParams pp = *par;
-  if (p->nbody > 0) pp.warm_max_iterations = CCP_AUTO_NEWTON;
+  if (p->nbody > 0) {
+    int cap = st->primal_ok ? CCP_AUTO_COLD : CCP_AUTO_NEWTON;
+    if (pp.max_iterations <= 0 || pp.max_iterations > cap) pp.max_iterations = cap;
+    pp.warm_max_iterations = CCP_AUTO_NEWTON;
+    pp.max_factor_flops = CCP_AUTO_FLOPS;
+  }
   st->used_primal = 1;
   int rc = cd_ccpPrimalSolve(p, &pp, st->primal, stats);
+  st->primal_ok = stats->converged;
   if (rc == CD_ERR_NOMEM || stats->converged || p->nbody == 0) {
     if (stats->converged) st->wait_next = CCP_AUTO_WAIT;
     return rc;
   }
+  /* primal missed its budget, or its factorization would cost too much: apgd from its best
+   * iterate, and for the next steps */
   cdSolveStats first = *stats;
   st->used_apgd = 1;
   st->wait = st->wait_next;
@@ -155,14 +158,14 @@ static int ccpAuto(ccpState *st, cdContactProblem *p, const cdCcpParams *par, cd
   stats->iterations += first.iterations;
   stats->factorizations += first.factorizations;
   stats->products += first.products;
-  stats->fallbacks = 1;
+  stats->fallbacks = first.iterations > 0;
   return rc;
 }
 
 static int ccpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   (void)contacts; /* the impulses go back through p->lambda; the core copies them */
   ccpState *st = state;
-  cdCcpParams par = {st->tolerance, st->max_iterations, 0};
+  cdCcpParams par = {st->tolerance, st->max_iterations, 0, 0.0};
   switch (st->solver) {
   case CCP_PRIMAL: st->used_primal = 1; return cd_ccpPrimalSolve(p, &par, st->primal, stats);
   case CCP_APGD: st->used_apgd = 1; return cd_ccpApgdSolve(p, &par, st->apgd, stats);

@@ -43,6 +43,9 @@ typedef struct cdCcpParams {
   int max_iterations; /* apgd: gradient steps; pgs: sweeps; primal: Newton steps; ipm: interior-point steps */
   int warm_max_iterations; /* primal: a lower limit for a start that is not cold (warm-start residual
                               <= 0.5), e.g. a budget before another solver takes over; 0: none */
+  double max_factor_flops; /* primal: no Newton step when a factorization of its matrix would take
+                              more floating-point operations a contact (CHOLMOD's count after the
+                              analysis); the warm start comes back unconverged. 0: no cap */
 } cdCcpParams;
 
 /* Nesterov accelerated projected gradient (solvers/ccp_apgd.c). Its work object carries the
@@ -63,10 +66,6 @@ typedef struct cdCcpPrimalWork cdCcpPrimalWork;
 cdCcpPrimalWork *cd_ccpPrimalWorkMake(void); /* NULL: no memory or CHOLMOD did not start */
 void cd_ccpPrimalWorkFree(cdCcpPrimalWork *w);
 int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpPrimalWork *work, cdSolveStats *stats);
-/* the floating-point operations of one numeric factorization of the velocity-space Newton matrix
- * of p (CHOLMOD's count after the symbolic analysis, which is kept in work for the solve that
- * follows): what the backend's default weighs against apgd. Negative on failure (no memory). */
-double cd_ccpPrimalFactorFlops(const cdContactProblem *p, cdCcpPrimalWork *work);
 
 /* primal-dual interior point with Nesterov-Todd scaling, CHOLMOD for the Newton systems
  * (solvers/ccp_ipm.c); cc is a started cholmod_common owned by the caller */

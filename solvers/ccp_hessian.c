@@ -35,22 +35,22 @@ static int growInt(int **a, int *cap, int n) {
   return 0;
 }
 
-/* the pairs (k < l) of the contacts of p, column l's rows ascending and unique, into
- * h->tptr / h->trow; returns the count, or -1 on no memory */
-static int contactPairs(cdCcpHessian *h, const cdContactProblem *p) {
-  int nb = p->nbody, nc = p->ncon;
+/* the pairs (k < l) of the contacts of p in the active bodies' numbering, column l's rows
+ * ascending and unique, into h->tptr / h->trow; returns the count, or -1 on no memory */
+static int contactPairs(cdCcpHessian *h, const cdContactProblem *p, int nb) {
+  int nc = p->ncon;
   if (growInt(&h->tptr, &h->tptr_cap, nb + 2) || growInt(&h->trow, &h->trow_cap, nc > 0 ? nc : 1)) return -1;
   int *ptr = h->tptr, *row = h->trow;
   memset(ptr, 0, ((size_t)nb + 2) * sizeof(int));
   for (int i = 0; i < nc; i++) {
     int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
-    if (ka >= 0 && kb >= 0 && ka != kb) ptr[(ka > kb ? ka : kb) + 2]++;
+    if (ka >= 0 && kb >= 0 && ka != kb) ptr[(h->act[ka] > h->act[kb] ? h->act[ka] : h->act[kb]) + 2]++;
   }
   for (int l = 0; l < nb; l++) ptr[l + 2] += ptr[l + 1];
   for (int i = 0; i < nc; i++) {
     int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
     if (ka >= 0 && kb >= 0 && ka != kb) {
-      int lo = ka < kb ? ka : kb, hi = ka < kb ? kb : ka;
+      int a = h->act[ka], b = h->act[kb], lo = a < b ? a : b, hi = a < b ? b : a;
       row[ptr[hi + 1]++] = lo;
     }
   }
@@ -149,16 +149,34 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
       for (int r = 0; r <= c; r++) Ai[pos++] = 6 * l + r;
     }
   Ap[n] = pos;
-  /* the fill-reducing order: CHOLMOD's analysis of the body-ordered pattern (AMD, with its
-   * postorder), used only for its permutation. Supernodal: on these matrices of 6x6 blocks it
-   * measured 15-20% fewer instructions than CHOLMOD's simplicial factorization, which its
-   * automatic choice takes for stacks and small piles */
-  h->cc->supernodal = CHOLMOD_SUPERNODAL;
-  cholmod_factor *L0 = cholmod_analyze(h->A, h->cc);
-  if (!L0) return cholmodStatus(h->cc);
-  int st = permuteLower(h, (const int *)L0->Perm);
-  cholmod_free_factor(&L0, h->cc);
+  /* the fill-reducing order: AMD (cholmod_amd) on the body graph, nb nodes instead of the
+   * 6 nb unknowns, each body's six unknowns then kept together (they are one supernode's
+   * columns anyway) */
+  cholmod_sparse *B = cholmod_allocate_sparse((size_t)nb, (size_t)nb, (size_t)(npair > 0 ? npair : 1), 1, 1, 1,
+                                              CHOLMOD_PATTERN, h->cc);
+  if (!B) return cholmodStatus(h->cc);
+  memcpy(B->p, h->ptr, ((size_t)nb + 1) * sizeof(int));
+  memcpy(B->i, h->row, (size_t)npair * sizeof(int));
+  int st = growInt(&h->perm, &h->perm_cap, 7 * nb + 1) ? CD_ERR_NOMEM : CD_OK;
+  int *bperm = h->perm;
+  if (st == CD_OK && !cholmod_amd(B, NULL, 0, bperm, h->cc)) st = cholmodStatus(h->cc);
+  cholmod_free_sparse(&B, h->cc);
   if (st) return st;
+  int *perm = bperm + nb;
+  for (int k = 0; k < nb; k++)
+    for (int e = 0; e < 6; e++) perm[6 * k + e] = 6 * bperm[k] + e;
+  st = permuteLower(h, perm);
+  if (st) return st;
+  /* supernodal: on these matrices of 6x6 blocks it measured 15-20% fewer instructions than
+   * CHOLMOD's simplicial factorization, which its automatic choice takes for stacks and small
+   * piles */
+  h->cc->supernodal = CHOLMOD_SUPERNODAL;
+  /* supernodes of up to 16 columns always amalgamated (CHOLMOD's default 4 leaves each body's
+   * six columns alone): 10% fewer instructions a factorization on the pyramid and the 64-sphere
+   * pile; more (48, or a larger zrelax) measured no better or worse */
+  h->cc->nrelax[0] = 16;
+  h->cc->nrelax[1] = 32;
+  h->cc->nrelax[2] = 64;
   /* the permuted lower triangle analysed in its own (natural) order: cholmod_factorize then
    * factors it as it is, without the permuted transposes it makes of an upper or unordered
    * matrix on every call (measured: 230k instructions a factorization on a 64-sphere pile) */
@@ -197,21 +215,40 @@ static void massBlocks(cdCcpHessian *h, const cdContactProblem *p) {
 }
 
 int cd_ccpHessianPrepare(cdCcpHessian *h, const cdContactProblem *p) {
-  int nb = p->nbody, nc = p->ncon;
-  int need = contactPairs(h, p);
-  if (need < 0 || growInt(&h->slot, &h->slot_cap, nc > 0 ? nc : 1)) return CD_ERR_NOMEM;
-  if (nb > h->mass_cap || !h->Mb) {
-    double *m = cd_realloc(h->Mb, (size_t)(nb > 0 ? nb : 1) * sizeof(double));
+  int nbody = p->nbody, nc = p->ncon;
+  if (growInt(&h->slot, &h->slot_cap, nc > 0 ? nc : 1) || growInt(&h->act, &h->act_cap, nbody > 0 ? nbody : 1) ||
+      growInt(&h->bod, &h->bod_cap, nbody > 0 ? nbody : 1))
+    return CD_ERR_NOMEM;
+  if (nbody > h->mass_cap || !h->Mb) {
+    double *m = cd_realloc(h->Mb, (size_t)(nbody > 0 ? nbody : 1) * sizeof(double));
     if (!m) return CD_ERR_NOMEM;
     h->Mb = m;
-    double *I = cd_realloc(h->Ib, (size_t)(nb > 0 ? nb : 1) * 9 * sizeof(double));
+    double *I = cd_realloc(h->Ib, (size_t)(nbody > 0 ? nbody : 1) * 9 * sizeof(double));
     if (!I) return CD_ERR_NOMEM;
     h->Ib = I;
-    h->mass_cap = nb;
+    h->mass_cap = nbody;
   }
+  h->p = p;
+  h->nbody = nbody;
   massBlocks(h, p);
-  int keep = h->L && h->nb == nb && h->npair <= need + need / 4 + 16 && pairsContained(h, nb);
+  /* the active bodies, those some contact acts on, ascending: the others' rows of H are their
+   * own mass blocks alone */
+  for (int k = 0; k < nbody; k++) h->act[k] = -1;
+  for (int i = 0; i < 2 * nc; i++)
+    if (p->cbody[i] >= 0) h->act[p->cbody[i]] = 0;
+  int nb = 0, same = 1;
+  for (int k = 0; k < nbody; k++)
+    if (h->act[k] == 0) {
+      same = same && nb < h->nb && h->bod[nb] == k;
+      h->bod[nb] = k;
+      h->act[k] = nb++;
+    }
+  same = same && nb == h->nb;
+  int need = contactPairs(h, p, nb);
+  if (need < 0) return CD_ERR_NOMEM;
+  int keep = h->L && same && h->npair <= need + need / 4 + 16 && pairsContained(h, nb);
   if (!keep) {
+    h->nb = 0; /* the bodies of the pattern, once analysed */
     int st = analyse(h, nb, need);
     if (st) return st;
   }
@@ -219,7 +256,8 @@ int cd_ccpHessianPrepare(cdCcpHessian *h, const cdContactProblem *p) {
     int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
     h->slot[i] = -1;
     if (ka < 0 || kb < 0 || ka == kb) continue;
-    int lo = ka < kb ? ka : kb, hi = ka < kb ? kb : ka, a = h->ptr[hi], b = h->ptr[hi + 1] - 1;
+    int a0 = h->act[ka], b0 = h->act[kb];
+    int lo = a0 < b0 ? a0 : b0, hi = a0 < b0 ? b0 : a0, a = h->ptr[hi], b = h->ptr[hi + 1] - 1;
     while (a <= b) {
       int m = (a + b) / 2;
       if (h->row[m] == lo) {
@@ -244,9 +282,9 @@ int cd_ccpHessianFactor(cdCcpHessian *h, const cdContactProblem *p, const double
   const int *Ap = h->A->p;
   memset(Ax, 0, (size_t)Ap[6 * h->nb] * sizeof(double));
   for (int l = 0; l < h->nb; l++) {
-    int dg = 6 * (h->ptr[l + 1] - h->ptr[l]);
-    const double *I = &h->Ib[9 * (size_t)l];
-    for (int c = 0; c < 3; c++) Ax[Ap[6 * l + c] + dg + c] = h->Mb[l];
+    int dg = 6 * (h->ptr[l + 1] - h->ptr[l]), k = h->bod[l];
+    const double *I = &h->Ib[9 * (size_t)k];
+    for (int c = 0; c < 3; c++) Ax[Ap[6 * l + c] + dg + c] = h->Mb[k];
     for (int c = 0; c < 3; c++)
       for (int r = 0; r <= c; r++) Ax[Ap[6 * l + 3 + c] + dg + 3 + r] = I[3 * r + c];
   }
@@ -255,7 +293,7 @@ int cd_ccpHessianFactor(cdCcpHessian *h, const cdContactProblem *p, const double
     const double *Di = &D[9 * (size_t)i];
     double T[2][18];
     for (int s = 0; s < 2; s++) {
-      int k = p->cbody[2 * i + s];
+      int k = p->cbody[2 * i + s] < 0 ? -1 : h->act[p->cbody[2 * i + s]];
       if (k < 0) continue;
       const double *J = &p->J[36 * (size_t)i + 18 * (size_t)s];
       mulDJ(Di, J, T[s]);
@@ -267,8 +305,8 @@ int cd_ccpHessianFactor(cdCcpHessian *h, const cdContactProblem *p, const double
     }
     int q = h->slot[i];
     if (q < 0) continue;
-    int ka = p->cbody[2 * i], kb = p->cbody[2 * i + 1];
-    int lo = ka < kb ? 0 : 1, hi = 1 - lo, khi = p->cbody[2 * i + hi];
+    int ka = h->act[p->cbody[2 * i]], kb = h->act[p->cbody[2 * i + 1]];
+    int lo = ka < kb ? 0 : 1, hi = 1 - lo, khi = lo ? ka : kb;
     const double *Jlo = &p->J[36 * (size_t)i + 18 * (size_t)lo];
     const double *Thi = T[hi];
     int off = 6 * (q - h->ptr[khi]);
@@ -295,15 +333,26 @@ int cd_ccpHessianSolve(cdCcpHessian *h, const double *b, double *x) {
     if (!h->B) return CD_ERR_NOMEM;
   }
   double *bp = h->B->x;
-  for (size_t k = 0; k < n; k++) bp[h->pinv[k]] = b[k];
+  for (int l = 0; l < h->nb; l++)
+    for (int e = 0; e < 6; e++) bp[h->pinv[6 * l + e]] = b[6 * (size_t)h->bod[l] + e];
   if (!cholmod_solve2(CHOLMOD_A, h->L, h->B, NULL, &h->X, NULL, &h->Y, &h->E, h->cc)) return cholmodStatus(h->cc);
+  /* the inactive bodies: x = M^-1 b (their b is zero in a Newton step) */
+  const cdContactProblem *p = h->p;
+  for (int k = 0; k < h->nbody; k++) {
+    if (h->act[k] >= 0) continue;
+    const double *bk = &b[6 * (size_t)k], *I = &p->Iinv[9 * (size_t)k];
+    double *xk = &x[6 * (size_t)k], a[3] = {bk[3], bk[4], bk[5]};
+    for (int e = 0; e < 3; e++) xk[e] = p->minv[k] * bk[e];
+    for (int e = 0; e < 3; e++) xk[3 + e] = I[3 * e] * a[0] + I[3 * e + 1] * a[1] + I[3 * e + 2] * a[2];
+  }
   const double *xs = h->X->x;
-  for (size_t k = 0; k < n; k++) x[k] = xs[h->pinv[k]];
+  for (int l = 0; l < h->nb; l++)
+    for (int e = 0; e < 6; e++) x[6 * (size_t)h->bod[l] + e] = xs[h->pinv[6 * l + e]];
   return CD_OK;
 }
 
 void cd_ccpHessianMassMul(const cdCcpHessian *h, const double *x, double *out) {
-  for (int k = 0; k < h->nb; k++) {
+  for (int k = 0; k < h->nbody; k++) {
     const double *xk = &x[6 * (size_t)k], *I = &h->Ib[9 * (size_t)k];
     double *o = &out[6 * (size_t)k], m = h->Mb[k];
     o[0] = m * xk[0];
@@ -335,5 +384,8 @@ void cd_ccpHessianFree(cdCcpHessian *h) {
   cd_free(h->pinv);
   cd_free(h->pos);
   cd_free(h->scr);
+  cd_free(h->perm);
+  cd_free(h->act);
+  cd_free(h->bod);
   memset(h, 0, sizeof *h);
 }

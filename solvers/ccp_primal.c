@@ -598,11 +598,6 @@ static int reserve(cdCcpPrimalWork *W, size_t ndouble, size_t nbyte) {
   return CD_OK;
 }
 
-double cd_ccpPrimalFactorFlops(const cdContactProblem *p, cdCcpPrimalWork *work) {
-  if (!work || p->nbody == 0) return -1.0;
-  return cd_ccpHessianPrepare(&work->hess, p) == CD_OK ? work->hess.flops : -1.0;
-}
-
 int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpPrimalWork *work, cdSolveStats *stats) {
   double tol = par && par->tolerance > 0 ? par->tolerance : CD_CCP_NEWTON_TOL;
   int maxit = par && par->max_iterations > 0 ? par->max_iterations : CD_CCP_PRIMAL_MAXIT;
@@ -626,7 +621,7 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpPrimalWo
   P.nu = P.vel ? 6 * p->nbody : P.n3;
   size_t n3 = (size_t)P.n3, nu = (size_t)P.nu, nc = (size_t)P.nc;
   int st = reserve(work, 8 * n3 + 19 * nc + 5 * nu, nc);
-  if (st == CD_OK) st = P.vel ? cd_ccpHessianPrepare(&work->hess, p) : (cd_contactProblemDelassus(p) ? CD_ERR_NOMEM : contactAnalyse(work, p));
+  if (st == CD_OK && !P.vel && cd_contactProblemDelassus(p)) st = CD_ERR_NOMEM;
   if (st) {
     cd_ccpPrimalWorkFree(own);
     return st;
@@ -662,6 +657,12 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpPrimalWo
   double rbest = cd_coneResidual(p, P.lam, P.y, NULL);
   memcpy(P.best, P.lam, n3 * sizeof(double));
   int it = 0;
+  /* the Newton matrix, analysed (or its analysis kept) only when a Newton step is needed */
+  if (rbest > tol) {
+    st = P.vel ? cd_ccpHessianPrepare(&work->hess, p) : contactAnalyse(work, p);
+    if (st == CD_OK && P.vel && par && par->max_factor_flops > 0 && work->hess.flops > par->max_factor_flops * P.nc)
+      maxit = 0; /* a caller's cap on a factorization's cost (ccp.h): no Newton step */
+  }
   /* a caller's budget for a start that is not cold (ccp.h) */
   if (par && par->warm_max_iterations > 0 && rbest <= PRIMAL_COLD && par->warm_max_iterations < maxit)
     maxit = par->warm_max_iterations;
@@ -670,7 +671,7 @@ int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpPrimalWo
   int nacc = 0;
   memcpy(P.lprev, P.lam, n3 * sizeof(double));
   for (int i = 0; i < P.nc; i++) P.rho[i] *= kappa;
-  while (rbest > tol && it < maxit) {
+  while (st == CD_OK && rbest > tol && it < maxit) {
     linearise(&P);
     st = newtonDirection(&P);
     if (st) break;
