@@ -271,6 +271,19 @@ int cd_ccpHessianPrepare(cdCcpHessian *h, const cdContactProblem *p) {
   return CD_OK;
 }
 
+int cd_ccpCholmodSolve(cholmod_factor *L, cholmod_dense *B, cholmod_dense **X, cholmod_dense **Y, cholmod_dense **E,
+                       cholmod_common *cc) {
+  size_t n = L->n;
+  int ok = cholmod_ensure_dense(X, n, 1, n, CHOLMOD_REAL, cc) != NULL;
+  if (L->is_super)
+    ok = ok && cholmod_ensure_dense(Y, n, 1, n, CHOLMOD_REAL, cc) &&
+         cholmod_ensure_dense(E, 1, L->maxesize > 0 ? L->maxesize : 1, 1, CHOLMOD_REAL, cc);
+  else
+    ok = ok && cholmod_ensure_dense(Y, 4, n, 4, CHOLMOD_REAL, cc);
+  if (!ok) return CD_ERR_NOMEM;
+  return cholmod_solve2(CHOLMOD_A, L, B, NULL, X, NULL, Y, E, cc) ? CD_OK : cholmodStatus(cc);
+}
+
 /* T = D J (3x6), D 3x3 row-major, J 3x6 row-major */
 static inline void mulDJ(const double *D, const double *J, double *T) {
   for (int r = 0; r < 3; r++)
@@ -335,7 +348,8 @@ int cd_ccpHessianSolve(cdCcpHessian *h, const double *b, double *x) {
   double *bp = h->B->x;
   for (int l = 0; l < h->nb; l++)
     for (int e = 0; e < 6; e++) bp[h->pinv[6 * l + e]] = b[6 * (size_t)h->bod[l] + e];
-  if (!cholmod_solve2(CHOLMOD_A, h->L, h->B, NULL, &h->X, NULL, &h->Y, &h->E, h->cc)) return cholmodStatus(h->cc);
+  int st = cd_ccpCholmodSolve(h->L, h->B, &h->X, &h->Y, &h->E, h->cc);
+  if (st) return st;
   /* the inactive bodies: x = M^-1 b (their b is zero in a Newton step) */
   const cdContactProblem *p = h->p;
   for (int k = 0; k < h->nbody; k++) {

@@ -57,4 +57,11 @@ int cd_ccpHessianSolve(cdCcpHessian *h, const double *b, double *x);
 void cd_ccpHessianMassMul(const cdCcpHessian *h, const double *x, double *out);
 void cd_ccpHessianFree(cdCcpHessian *h);
 
+/* X = A^-1 B with CHOLMOD's factor L of A (one right side), the workspace *X, *Y, *E grown here
+ * to what cholmod_solve2 needs, their allocations checked: CHOLMOD 3.0.14's cholmod_solve2 uses
+ * the workspace it allocates without checking that it got it (a segfault under the tests'
+ * injected allocation failures). CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC. */
+int cd_ccpCholmodSolve(cholmod_factor *L, cholmod_dense *B, cholmod_dense **X, cholmod_dense **Y, cholmod_dense **E,
+                       cholmod_common *cc);
+
 #endif

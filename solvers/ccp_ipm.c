@@ -66,6 +66,7 @@
 
 #include "alloc.h"
 #include "ccp.h"
+#include "ccp_hessian.h"
 #include "cone.h"
 
 typedef struct ipmWork {
@@ -413,7 +414,8 @@ static int solveK(ipmWork *w, const double *rhs, double *y) {
   memcpy(w->res, rb, (size_t)n * sizeof *rb);
   for (int ref = 0; ref < 10; ref++) {
     memcpy(w->B->x, w->res, (size_t)n * sizeof(double));
-    if (!cholmod_solve2(CHOLMOD_A, w->L, w->B, NULL, &w->X, NULL, &w->Y, &w->E, w->cc)) return CD_ERR_NOMEM;
+    int st = cd_ccpCholmodSolve(w->L, w->B, &w->X, &w->Y, &w->E, w->cc);
+    if (st) return st;
     const double *xs = w->X->x;
     for (int k = 0; k < n; k++) y[k] += xs[k];
     applyK(w, y, w->res);

@@ -94,8 +94,8 @@
 #define PRIMAL_KAPPA_MAX 1e5  /* the stiffest */
 #define PRIMAL_WARM 1e-3      /* a start whose residual is at most this is warm */
 #define PRIMAL_COLD 0.5       /* ... and above this cold (new contacts carry no impulse: 1) */
-#define PRIMAL_INNER 0.25
-#define PRIMAL_LS_MAXIT 40 /* line-search trials */
+#define PRIMAL_INNER 0.25     /* the multipliers move once v's velocities are this close (opening comment) */
+#define PRIMAL_LS_MAXIT 40    /* line-search trials */
 #define PRIMAL_GMRES_M 30  /* GMRES restart length (contact space, G not symmetric) */
 
 struct cdCcpPrimalWork {
@@ -106,7 +106,7 @@ struct cdCcpPrimalWork {
    * each sits in the CHOLMOD matrix */
   int nub, *ubi, *ubj, *ubpos; /* (nub), (nub), (nub x 3): position of entry (0, c) */
   double *ubS;                 /* (nub x 9) sym(G)_ij */
-  int sym;                     /* 1 when G is exactly symmetric */
+  int sym;                     /* 1 when G is symmetric to 1e-12 max|G| */
   cholmod_sparse *Ac;
   cholmod_factor *Lc;
   cholmod_dense *B, *X, *Y, *E;
@@ -124,9 +124,11 @@ typedef struct {
   cdContactProblem *p;
   int vel;                     /* 1: velocity space */
   int nc, n3, nu;              /* contacts, 3 nc, unknowns (6 nbody or 3 nc) */
-  double *lam, *gam, *y, *yg, *w, *best, *lprev, *D, *Sr, *rho; /* contact space (n3, 9 nc, nc) */
-  double *u, *du, *Mu, *gr, *t1;                        /* unknowns (nu) */
-  double *t3;                                           /* n3 scratch */
+  /* per contact (3 nc): multipliers, gamma = Proj(lambda - rho y), y(u), gamma's own y, J du (or
+   * G du), the best iterate, the last multiplier update's gamma, scratch; D and S (9 nc), rho */
+  double *lam, *gam, *y, *yg, *w, *best, *lprev, *t3, *D, *Sr, *rho;
+  /* per unknown (6 nbody, or 3 nc in contact space): u = v - v_f (or x), du, M u, -grad, scratch */
+  double *u, *du, *Mu, *gr, *t1;
 } primal;
 
 void cd_ccpPrimalWorkFree(cdCcpPrimalWork *w) {
@@ -344,7 +346,8 @@ static int contactFactorSolve(cdCcpPrimalWork *W, const double *b, double *x, si
     if (!W->B) return cholmodErr(&W->cc);
   }
   memcpy(W->B->x, b, n * sizeof(double));
-  if (!cholmod_solve2(CHOLMOD_A, W->Lc, W->B, NULL, &W->X, NULL, &W->Y, &W->E, &W->cc)) return cholmodErr(&W->cc);
+  int st = cd_ccpCholmodSolve(W->Lc, W->B, &W->X, &W->Y, &W->E, &W->cc);
+  if (st) return st;
   memcpy(x, W->X->x, n * sizeof(double));
   return CD_OK;
 }
@@ -470,8 +473,8 @@ static void linearise(primal *P) {
   }
 }
 
-/* the Newton direction du at u (gamma, D from linearise); Mu = M u (velocity) or G u
- * (contact) on return. CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC */
+/* the Newton direction du at u (gamma, D from linearise), and gr: -grad L (velocity space) or
+ * gamma - x (contact space). CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC */
 static int newtonDirection(primal *P) {
   cdCcpPrimalWork *W = P->W;
   int nu = P->nu;
