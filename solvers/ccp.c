@@ -11,21 +11,29 @@
  *   apgd    Nesterov accelerated projected gradient on the dual, ccp_apgd.c (1e-6);
  *   pgs     projected block Gauss-Seidel over contacts, ccp_pgs.c (1e-6);
  *   ipm     primal-dual interior point on the dual's conic form, ccp_ipm.c (1e-8);
- *   default primal or apgd, chosen each step by the cost of primal's factorization (below).
+ *   default primal or apgd, chosen each step by primal's cost and record (below).
  * Options: tolerance (0: each solver's default) on the shared residual of cone.h,
- * max_iterations (0: 100 Newton / interior-point steps, 2000 apgd / pgs iterations).
+ * max_iterations (0: 200 Newton steps, 100 interior-point steps, 2000 apgd / pgs iterations).
  * A solve that does not converge still returns its best iterate (CD_OK, converged 0): the step
  * goes on with the most nearly complementary impulses, and the run records the residual.
  *
- * The default. A Newton step of primal costs one sparse Cholesky factorization of the
- * velocity-space matrix, whose fill grows faster than the contacts on 3-D contact graphs
- * (piles); an apgd iteration costs a product with G, linear in the contacts. Each step the
- * default analyses primal's matrix (the analysis is kept for the solve when primal runs) and
- * runs primal when CHOLMOD's flop count of one factorization is at most CCP_AUTO_FLOPS per
- * contact, apgd otherwise. The crossover was measured on sphere piles (README, Performance):
- * see CCP_AUTO_FLOPS. When primal ends at its step limit unconverged, apgd continues from its
- * best iterate (stats->fallbacks). The output's solver attribute names what ran: "primal",
- * "apgd", or "primal+apgd".
+ * The default. A Newton step of primal costs a sparse Cholesky factorization of the
+ * velocity-space matrix M + J^T D J; an apgd iteration a product with G. Which is cheaper depends
+ * on the scene more than on its size: on stacks and pyramids of boxes primal's warm start is
+ * nearly the answer and a step takes 0 or 1 Newton step (the 20-cube stack: 0.69 a step, the
+ * 55-cube pyramid 0.76), where apgd takes 50-700 iterations; on sphere piles sliding and rolling
+ * contacts switch between sticking and sliding a few at a time under the exact line search, and
+ * primal takes 20-30 Newton steps a step (the 64-sphere pile: 27) against apgd's 65 iterations,
+ * and the factorization's fill grows with the pile (20k-70k flops a contact in the collapsed
+ * 1000-sphere pile, against 130-500 for the stacks). So the default tries primal with a budget
+ * and watches it: primal runs when its factorization costs at most CCP_AUTO_FLOPS a contact
+ * (CHOLMOD's count; measured on these scenes CHOLMOD spends 5-10 instructions a flop on them,
+ * so 4 Newton steps then cost about what 100-200 apgd iterations do), within CCP_AUTO_NEWTON
+ * Newton steps from a warm start (CCP_AUTO_COLD on the run's first step with contacts, whose
+ * answer is then every later step's warm start; a cold start later, after an impact, gets
+ * CCP_AUTO_NEWTON: on a falling pile new contacts come every step); when it misses, apgd finishes the step from primal's best iterate and solves the
+ * next steps, 2, 4, 8, ... up to 256 while primal keeps missing, before primal is tried again.
+ * The output's solver attribute names what ran: "primal", "apgd", or "primal+apgd".
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,9 +41,10 @@
 #include "alloc.h"
 #include "ccp.h"
 
-/* the default's choice (opening comment): primal's budget of Newton steps a step, the steps
- * apgd runs before primal is tried again (doubling, up to CCP_AUTO_WAIT_MAX, while primal keeps
- * missing its budget), and the factorization flops per contact above which primal is not tried */
+/* the default's choice (opening comment): primal's budget of Newton steps from a warm and from a
+ * cold start, the steps apgd runs before primal is tried again (doubling, up to
+ * CCP_AUTO_WAIT_MAX, while primal keeps missing its budget), and the factorization flops per
+ * contact above which primal takes no Newton step */
 #define CCP_AUTO_NEWTON 4
 #define CCP_AUTO_COLD 16
 #define CCP_AUTO_WAIT 2
@@ -50,7 +59,7 @@ typedef struct ccpState {
   int max_iterations;
   int used_primal, used_apgd;
   int wait, wait_next; /* default: steps left for apgd before primal is tried again, and the next wait */
-  int primal_ok;       /* default: the last step primal solved converged (or none yet) */
+  int first;           /* default: no step with contacts solved yet */
   cdCcpPrimalWork *primal;
   cdCcpApgdWork *apgd;
   int cc_started;
@@ -93,7 +102,7 @@ static int ccpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   st->solver = s;
   st->tolerance = opt ? opt->tolerance : 0.0;
   st->wait_next = CCP_AUTO_WAIT;
-  st->primal_ok = 1;
+  st->first = 1;
   st->max_iterations = opt ? opt->max_iterations : 0;
   if ((s == CCP_AUTO || s == CCP_PRIMAL) && !(st->primal = cd_ccpPrimalWorkMake())) {
     ccpFree(st);
@@ -136,14 +145,14 @@ static int ccpAuto(ccpState *st, cdContactProblem *p, const cdCcpParams *par, cd
    * runs to its own limit */
   cdCcpParams pp = *par;
   if (p->nbody > 0) {
-    int cap = st->primal_ok ? CCP_AUTO_COLD : CCP_AUTO_NEWTON;
+    int cap = st->first ? CCP_AUTO_COLD : CCP_AUTO_NEWTON;
     if (pp.max_iterations <= 0 || pp.max_iterations > cap) pp.max_iterations = cap;
     pp.warm_max_iterations = CCP_AUTO_NEWTON;
     pp.max_factor_flops = CCP_AUTO_FLOPS;
   }
   st->used_primal = 1;
   int rc = cd_ccpPrimalSolve(p, &pp, st->primal, stats);
-  st->primal_ok = stats->converged;
+  st->first = 0;
   if (rc == CD_ERR_NOMEM || stats->converged || p->nbody == 0) {
     if (stats->converged) st->wait_next = CCP_AUTO_WAIT;
     return rc;

@@ -37,7 +37,8 @@
  * v_gamma, so this always comes), or when the line search can no longer decrease L. While the
  * residual falls the update is extrapolated, lambda <- gamma + (k-1)/(k+2) (gamma - gamma_prev)
  * (Guler's accelerated proximal point), and plain after a rise; on the peer collection this
- * took the two slowest problems from 149 and 120 Newton steps to 106 and 110.
+ * took the two slowest problems from 149 and 120 Newton steps to 106 and 110 (and the third,
+ * the granular column, from 77 to 95).
  *
  * Penalties: rho_i = kappa / (tr G_ii / 3) (kg, the impulse per m/s of contact i's own Delassus
  * block; G_ii from J and M^-1, never G): dimensionless in kappa, so scaling every mass leaves
