@@ -16,12 +16,14 @@ HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null)
 HDF5_LIBS = $(shell pkg-config --libs hdf5 2>/dev/null)
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null)
+FCLIB_CFLAGS = $(shell pkg-config --cflags fclib 2>/dev/null)
+FCLIB_LIBS = $(shell pkg-config --libs fclib 2>/dev/null)
 
 WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror
-CPPFLAGS_ALL = -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) \
+CPPFLAGS_ALL = -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) $(FCLIB_CFLAGS) \
                -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
-LIBS = -lcholmod -lsuitesparseconfig $(HDF5_LIBS) $(CJSON_LIBS) -lm
+LIBS = -lcholmod -lsuitesparseconfig $(FCLIB_LIBS) $(HDF5_LIBS) $(CJSON_LIBS) -lm
 
 BUILD ?= build
 ifeq ($(BUILD),build-debug)
@@ -53,7 +55,7 @@ asan:
 # the dependencies come from Debian; install them when missing (as root), or say how
 depcheck:
 	@if [ ! -f /usr/include/cjson/cJSON.h ] || [ ! -f /usr/include/suitesparse/cholmod.h ] || \
-	    ! pkg-config --exists hdf5; then \
+	    ! pkg-config --exists hdf5 || ! pkg-config --exists fclib; then \
 	  if [ "$$(id -u)" = 0 ]; then scripts/install-deps; else \
 	    echo "missing build dependencies: run 'sudo scripts/install-deps'" >&2; exit 2; fi; \
 	fi
@@ -75,8 +77,12 @@ $(BUILD)/cdsim: $(BUILD)/src/main.o $(BUILD)/libcdsim.a
 $(BUILD)/cdsim-tests: $(TEST_OBJ) $(BUILD)/libcdsim.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(BUILD)/cdsim-bench: $(BENCH_OBJ) $(BUILD)/libcdsim.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+# the benchmarks read the peer collections (tests/peer_data.c, io/problem_file.c) and, when Debian's Siconos numerics
+# (libsiconos-numerics-dev, a peer and not a dependency) is installed, compare with its fc3d NSGS
+SICONOS_H := $(wildcard /usr/include/siconos/numerics/fc3d_Solvers.h)
+$(BENCH_OBJ): CPPFLAGS_ALL += -Itests $(if $(SICONOS_H),-DCD_HAVE_SICONOS -I/usr/include/siconos -I/usr/include/siconos/numerics)
+$(BUILD)/cdsim-bench: $(BENCH_OBJ) $(BUILD)/tests/peer_data.o $(BUILD)/libcdsim.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(if $(SICONOS_H),-lsiconos_numerics) $(LIBS)
 
 # the test suite: TEST=substring runs the matching tests only
 test: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-tests
@@ -89,7 +95,7 @@ check:
 
 bench: depcheck $(BUILD)/cdsim $(BUILD)/cdsim-bench
 	@mkdir -p bench-results
-	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) CDSIM_PEER_BENCH=$(PEER_BENCH) \
+	CDSIM_BIN=$(abspath $(BUILD)/cdsim) CDSIM_ROOT=$(CURDIR) CDSIM_PEER_BENCH=$(PEER_BENCH) CDSIM_PEER_DATA=$(PEER_DATA) \
 	  $(BUILD)/cdsim-bench bench-results $(BENCH)
 
 install: all

@@ -25,7 +25,7 @@
  * message is always one line.
  *
  * Defaults and rules (scenes/README.md sums them up):
- *   model             "lcp" | "ccp" | "penalty"; default "lcp"
+ *   model             "lcp" | "ccp" | "ncp" | "penalty"; default "lcp"
  *   gravity           [0, 0, -9.81]
  *   dt                0.01; in (0, 10]
  *   duration | steps  at most one of them; neither: duration 1. steps is an integer in
@@ -1071,11 +1071,12 @@ static int validate(cdCtx *c, const cJSON *root, cdScene *scene, cdScratch *w) {
   snprintf(scene->model, sizeof scene->model, "lcp");
   const char *model = NULL;
   if (v[T_MODEL] && stringAt(c, v[T_MODEL], "model", &model)) {
-    if (strcmp(model, "lcp") == 0 || strcmp(model, "ccp") == 0 || strcmp(model, "penalty") == 0) {
+    if (strcmp(model, "lcp") == 0 || strcmp(model, "ccp") == 0 || strcmp(model, "ncp") == 0 ||
+        strcmp(model, "penalty") == 0) {
       snprintf(scene->model, sizeof scene->model, "%s", model);
     } else {
       size_t s = pathPush(c, "model");
-      bad(c, v[T_MODEL], NULL, "must be \"lcp\", \"ccp\" or \"penalty\"");
+      bad(c, v[T_MODEL], NULL, "must be \"lcp\", \"ccp\", \"ncp\" or \"penalty\"");
       pathPop(c, s);
     }
   }

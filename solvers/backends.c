@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static const cdBackend *const g_backends[] = {&cd_backendLcp, &cd_backendCcp, &cd_backendPenalty, NULL};
+static const cdBackend *const g_backends[] = {&cd_backendLcp, &cd_backendCcp, &cd_backendNcp, &cd_backendPenalty, NULL};
 
 const cdBackend *cd_backendFind(const char *name) {
   for (int i = 0; g_backends[i]; i++)

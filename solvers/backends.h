@@ -6,9 +6,10 @@
 
 extern const cdBackend cd_backendLcp;     /* solvers/lcp.c */
 extern const cdBackend cd_backendCcp;     /* solvers/ccp.c */
+extern const cdBackend cd_backendNcp;     /* solvers/ncp.c */
 extern const cdBackend cd_backendPenalty; /* solvers/penalty.c */
 
-/* the backend called name ("lcp", "ccp", "penalty"), or NULL */
+/* the backend called name ("lcp", "ccp", "ncp", "penalty"), or NULL */
 const cdBackend *cd_backendFind(const char *name);
 
 #endif

@@ -1,6 +1,6 @@
 /* penalty.c: the penalty backend: compliant spring-damper contact, integrated explicitly.
  *
- * Problem. There is no system to solve: every contact point i of world->contacts (each
+ * Problem. There is no system to solve: every contact point i of the substep (each
  * point of a box face or edge contact separately) exerts the force of seed 002's law
  * (penalty_law.c) on b and its opposite on a,
  *     F_i = (f_c + f_d) n_i + f_t,    applied at the contact point p_i,
@@ -12,8 +12,10 @@
  * body a gets -F_i and (p_i - x_a) x (-F_i) (the ground takes nothing). The core then
  * integrates every substep of length h with semi-implicit Euler,
  *     v += h M^-1 (f_ext + force),  x += h v,  q <- exp(h w / 2) q,
- * and collides again, so the law sees the gap and velocity at the start of each substep.
- * lambda of a contact accumulates F_i h in (n, t1, t2): the impulse over the step.
+ * and updates the contacts (contact_cache.h: the narrow phase of the step's Verlet list), so
+ * the law sees the gap and velocity at the start of each substep. lambda of a contact
+ * accumulates F_i h in (n, t1, t2): the impulse over the step (the core carries the sum
+ * into the contact's frame as it turns).
  *
  * Lever arms. The seed's lever arms are n (r_0 - delta/2) for sphere 0 and
  * -h_1 n (r_1 - h_1 delta/2) for sphere 1 (h_1 = -1 for a hollow sphere). The collision
@@ -73,11 +75,10 @@
  * resolution follows: the restitution tests (e 0.1 to 0.9) give what they gave with the
  * damping resolved by the step.
  *
- * Substep. The core asks for the substep count before it collides, so the backend collides
- * once itself at the start of the step (a probe set, with the state of the last substep
- * carried by key) with the margin of the whole step, the bodies' speeds raised by |g| dt so
- * that a body at rest which falls into contact within the step is seen too. Then
- * cd_penaltyStableStep takes every probe contact's tangent stiffness (penalty_law.h) and
+ * Substep. The count comes from the contacts the step starts from: the core's collision
+ * with the margin of the whole step (its Verlet list, contact_cache.h), the bodies' speeds
+ * raised by |g| dt so that a body at rest which falls into contact within the step is seen
+ * too. cd_penaltyStableStep takes every one's tangent stiffness (penalty_law.h) and
  * the smallest of pi / (30 omega_i) (resolution of each contact) and 1/sqrt(Omega2) with
  * Omega2 a Gershgorin bound on the squared frequencies of the coupled springs. Only the
  * springs enter; the dissipation is capped (above). Cost O(contacts + bodies) per step.
@@ -89,74 +90,101 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "ncp.h"
 #include "penalty_law.h"
 #include "vec3.h"
 #include "world.h"
 
+/* the mixed materials of every pair of the scene's materials are kept up to this many
+ * materials (160 kB); beyond, a contact mixes its pair's each time */
+#define PENALTY_MIX_TABLE_MAX 32
+
 typedef struct cdPenalty {
   int forced_substeps; /* the --substeps option, 0: automatic */
   int nbody;
-  double *scratch;     /* (nbody) per-body sums of the stable-step bound */
+  double *scratch;     /* (scratch_cap) the stable-step bound's sums: nbody + 2 ncon */
+  size_t scratch_cap;
   int *ntouch;         /* (nbody) touching contacts on each body this substep (mass splitting) */
-  double *vprobe;      /* (nbody x 6) velocities for the probe's margin, m/s, rad/s */
-  cdContactSet probe;  /* the contacts at the start of the step, for the substep count */
+  double *invmass;     /* (nbody) 1 / mass, kg^-1; 0 for fixed bodies */
+  double *isoinv;      /* (nbody) 1 / I for a moving body of equal principal moments I (a sphere,
+                          a cube), kg^-1 m^-2; -1 for the others */
+  cdMaterial *mix;     /* (nmaterial x nmaterial) cd_materialMix of materials a, b; NULL beyond
+                          PENALTY_MIX_TABLE_MAX materials */
+  double vscale;       /* the step's ||g||_inf, m/s: the residual's scale (penaltyFinish) */
+  double *res;         /* (res_cap x 8) the residual's per-contact mu, meff, lambda, c-bar */
+  size_t res_cap;
 } cdPenalty;
 
-/* velocity of the material point p of body i, world; 0 for the ground */
-static void pointVelocity(const cdWorld *w, int i, const double p[3], double out[3]) {
-  if (i < 0) {
-    cd_v3set(out, 0, 0, 0);
-    return;
+/* the material acting at a contact of bodies a and b (-1: the ground): the table's, or
+ * mixed into *tmp */
+static const cdMaterial *contactMaterial(const cdPenalty *p, const cdScene *scene, int a, int b, cdMaterial *tmp) {
+  if (!p->mix) {
+    cd_sceneContactMaterial(scene, a, b, tmp);
+    return tmp;
   }
+  int ma = a < 0 ? scene->ground_material : scene->body[a].material;
+  int mb = b < 0 ? scene->ground_material : scene->body[b].material;
+  return &p->mix[ma * scene->nmaterial + mb];
+}
+
+/* velocity of the material point at lever arm r (p - x_i) of body i, world */
+static void pointVelocity(const cdWorld *w, int i, const double r[3], double out[3]) {
   const double *v = &w->v[6 * i];
-  double r[3], wr[3];
-  cd_v3sub(r, p, &w->x[3 * i]);
+  double wr[3];
   cd_v3cross(wr, &v[3], r);
   cd_v3add(out, v, wr);
 }
 
 void cd_penaltyRelativeVelocity(const cdWorld *w, const cdContact *c, double vrel[3]) {
-  double va[3], vb[3];
-  pointVelocity(w, c->body[0], c->point, va);
-  pointVelocity(w, c->body[1], c->point, vb);
+  double va[3] = {0, 0, 0}, vb[3] = {0, 0, 0}, r[3];
+  if (c->body[0] >= 0) {
+    cd_v3sub(r, c->point, &w->x[3 * c->body[0]]);
+    pointVelocity(w, c->body[0], r, va);
+  }
+  if (c->body[1] >= 0) {
+    cd_v3sub(r, c->point, &w->x[3 * c->body[1]]);
+    pointVelocity(w, c->body[1], r, vb);
+  }
   cd_v3sub(vrel, vb, va);
+}
+
+/* body i's inverse effective mass at the lever arm r along the unit d, im = 1/m_i (> 0):
+ * im + (r x d)^T I^-1 (r x d) */
+static double inverseMassAt(const cdWorld *w, int i, double im, const double r[3], const double d[3]) {
+  double rd[3], Ird[3];
+  cd_v3cross(rd, r, d);
+  cd_m3mulv(Ird, &w->Iinv[9 * i], rd);
+  return im + cd_v3dot(rd, Ird);
 }
 
 double cd_penaltyInverseMass(const cdScene *scene, const cdWorld *w, int i, const double p[3],
                              const double d[3]) {
   if (i < 0 || scene->body[i].fixed || scene->body[i].mass <= 0) return 0;
-  double r[3], rd[3], Ird[3];
+  double r[3];
   cd_v3sub(r, p, &w->x[3 * i]);
-  cd_v3cross(rd, r, d);
-  cd_m3mulv(Ird, &w->Iinv[9 * i], rd);
-  return 1.0 / scene->body[i].mass + cd_v3dot(rd, Ird);
+  return inverseMassAt(w, i, 1.0 / scene->body[i].mass, r, d);
 }
 
-/* adds f at p to body i (force and torque rows of world->force) */
-static void applyForce(cdWorld *w, int i, const double p[3], const double f[3]) {
-  if (i < 0) return;
-  double r[3], tau[3];
+/* adds f at lever arm r of body i (force and torque rows of world->force) */
+static void applyForce(cdWorld *w, int i, const double r[3], const double f[3]) {
+  double tau[3];
   double *F = &w->force[6 * i];
-  cd_v3sub(r, p, &w->x[3 * i]);
   cd_v3cross(tau, r, f);
   cd_v3add(F, F, f);
   cd_v3add(&F[3], &F[3], tau);
 }
 
 /* the largest eigenvalue of body i's inverse mass in the plane of the orthonormal t1, t2
- * at p: of the 2x2 block [t_j . M^-1 t_k] with the rotation at the lever arm r = p - x_i
- * (the 1/m part is diagonal there); 0 for the ground and fixed bodies */
-static double tangentInverseMass(const cdScene *scene, const cdWorld *w, int i, const double p[3],
-                                 const double t1[3], const double t2[3]) {
-  if (i < 0 || scene->body[i].fixed || scene->body[i].mass <= 0) return 0;
-  double r[3], a1[3], a2[3], Ia2[3];
-  cd_v3sub(r, p, &w->x[3 * i]);
+ * at the lever arm r: of the 2x2 block [t_j . M^-1 t_k] (the 1/m part, im, is diagonal
+ * there) */
+static double tangentInverseMass(const cdWorld *w, int i, double im, const double r[3], const double t1[3],
+                                 const double t2[3]) {
+  double a1[3], a2[3], Ia2[3];
   cd_v3cross(a1, r, t1);
   cd_v3cross(a2, r, t2);
   cd_m3mulv(Ia2, &w->Iinv[9 * i], a2);
   double Ia1[3];
   cd_m3mulv(Ia1, &w->Iinv[9 * i], a1);
-  double im = 1.0 / scene->body[i].mass;
   double w11 = im + cd_v3dot(a1, Ia1), w22 = im + cd_v3dot(a2, Ia2), w12 = cd_v3dot(a1, Ia2);
   double half = 0.5 * (w11 - w22);
   return 0.5 * (w11 + w22) + sqrt(half * half + w12 * w12);
@@ -192,8 +220,8 @@ static void linearizeContact(const cdScene *scene, const cdWorld *w, const cdCon
  * which is k_i (w_ia + w_ib) for a lone contact. */
 double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, const cdContactSet *cs, double dt,
                             double *scratch) {
-  double *Sk = scratch;
-  memset(scratch, 0, (size_t)w->nbody * sizeof *scratch);
+  double *Sk = scratch, *root = scratch + w->nbody; /* root[2 i + s] = sqrt(k_i w_is) */
+  memset(Sk, 0, (size_t)w->nbody * sizeof *Sk);
   double omega_max = 0;
   for (int i = 0; i < cs->ncon; i++) {
     const cdContact *c = &cs->con[i];
@@ -201,17 +229,17 @@ double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, const cdCont
     linearizeContact(scene, w, c, dt, &L);
     double omega = sqrt(L.k * (L.wn[0] + L.wn[1]));
     if (omega > omega_max) omega_max = omega;
-    for (int s = 0; s < 2; s++)
-      if (c->body[s] >= 0) Sk[c->body[s]] += sqrt(L.k * L.wn[s]);
+    for (int s = 0; s < 2; s++) {
+      root[2 * i + s] = c->body[s] >= 0 ? sqrt(L.k * L.wn[s]) : 0;
+      if (c->body[s] >= 0) Sk[c->body[s]] += root[2 * i + s];
+    }
   }
   double omega2 = 0;
   for (int i = 0; i < cs->ncon; i++) {
     const cdContact *c = &cs->con[i];
-    cdPenaltyLin L;
-    linearizeContact(scene, w, c, dt, &L);
     double rk = 0;
     for (int s = 0; s < 2; s++)
-      if (c->body[s] >= 0) rk += sqrt(L.k * L.wn[s]) * Sk[c->body[s]];
+      if (c->body[s] >= 0) rk += root[2 * i + s] * Sk[c->body[s]];
     if (rk > omega2) omega2 = rk;
   }
   return cd_penaltyStepLimit(omega_max, omega2);
@@ -220,10 +248,12 @@ double cd_penaltyStableStep(const cdScene *scene, const cdWorld *w, const cdCont
 static void penaltyFree(void *state) {
   cdPenalty *p = state;
   if (!p) return;
-  cd_contactSetFree(&p->probe);
   cd_free(p->scratch);
   cd_free(p->ntouch);
-  cd_free(p->vprobe);
+  cd_free(p->invmass);
+  cd_free(p->isoinv);
+  cd_free(p->mix);
+  cd_free(p->res);
   cd_free(p);
 }
 
@@ -255,14 +285,24 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
   p->forced_substeps = opt ? opt->substeps : 0;
   p->nbody = scene->nbody;
   size_t nb = (size_t)(scene->nbody > 0 ? scene->nbody : 1);
-  cd_contactSetInit(&p->probe);
-  p->scratch = cd_calloc(nb, sizeof *p->scratch);
   p->ntouch = cd_calloc(nb, sizeof *p->ntouch);
-  p->vprobe = cd_calloc(6 * nb, sizeof *p->vprobe);
-  if (!p->scratch || !p->ntouch || !p->vprobe) {
+  p->invmass = cd_calloc(nb, sizeof *p->invmass);
+  p->isoinv = cd_calloc(nb, sizeof *p->isoinv);
+  int nm = scene->nmaterial;
+  if (nm <= PENALTY_MIX_TABLE_MAX) p->mix = cd_calloc((size_t)(nm > 0 ? nm * nm : 1), sizeof *p->mix);
+  if (!p->ntouch || !p->invmass || !p->isoinv || (nm <= PENALTY_MIX_TABLE_MAX && !p->mix)) {
     penaltyFree(p);
     return CD_ERR_NOMEM;
   }
+  for (int i = 0; i < scene->nbody; i++) {
+    const cdBodyDef *b = &scene->body[i];
+    int moving = !b->fixed && b->mass > 0;
+    p->invmass[i] = moving ? 1.0 / b->mass : 0;
+    int iso = b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2] && b->inertia[0] > 0;
+    p->isoinv[i] = moving && iso ? 1.0 / b->inertia[0] : -1;
+  }
+  for (int a = 0; a < nm && p->mix; a++)
+    for (int b = 0; b < nm; b++) cd_materialMix(&scene->material[a], &scene->material[b], &p->mix[a * nm + b]);
   *state = p;
   return CD_OK;
 }
@@ -272,30 +312,42 @@ static const char *penaltySolverName(const void *state) {
   return "explicit";
 }
 
-/* the probe: the contacts of the present poses within the margin of the step, at speeds
- * |v| + |g| dt, with the carried state. On an allocation failure the contacts of the last
- * substep stand in (the step's own collision will report the failure). */
-static const cdContactSet *probeContacts(cdPenalty *p, const cdScene *scene, const cdWorld *w, double dt) {
-  double gdt = cd_v3norm(scene->gravity) * dt;
-  for (int i = 0; i < w->nbody; i++) {
-    double *v = &p->vprobe[6 * i];
-    memcpy(v, &w->v[6 * i], 6 * sizeof *v);
-    double s = cd_v3norm(v);
-    if (s > 0)
-      cd_v3scale(v, v, (s + gdt) / s);
-    else
-      v[0] = gdt;
+/* the step's velocity scale, as the impulse models have it: ||g||_inf over the step's
+ * contacts, g = J v_f + (phi/dt) e_n with v_f = v + dt gravity (the free velocity without the
+ * gyroscopic term, which moves no contact point here by more than roundoff over a step) */
+static double stepVelocityScale(const cdScene *scene, const cdWorld *w, const cdContactSet *cs, double dt) {
+  double m = 0;
+  for (int i = 0; i < cs->ncon; i++) {
+    const cdContact *c = &cs->con[i];
+    double v[3] = {0, 0, 0};
+    for (int s = 0; s < 2; s++) {
+      int b = c->body[s];
+      if (b < 0 || scene->body[b].fixed) continue;
+      double r[3], vp[3];
+      cd_v3sub(r, c->point, &w->x[3 * b]);
+      pointVelocity(w, b, r, vp);
+      cd_v3addScaled(vp, vp, scene->gravity, dt);
+      cd_v3addScaled(v, v, vp, s == 1 ? 1.0 : -1.0);
+    }
+    double g[3] = {cd_v3dot(v, c->normal) + c->gap / dt, cd_v3dot(v, c->t1), cd_v3dot(v, c->t2)};
+    for (int k = 0; k < 3; k++) m = fabs(g[k]) > m ? fabs(g[k]) : m;
   }
-  if (cd_collide(w->collider, scene, w->x, w->R, p->vprobe, dt, &p->probe) != CD_OK) return &w->contacts;
-  cd_contactSetCarry(&p->probe, &w->contacts);
-  return &p->probe;
+  return m > 0 ? m : 1.0;
 }
 
-static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *world, double dt) {
+static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *world, const cdContactSet *contacts,
+                           double dt) {
   cdPenalty *p = state;
+  p->vscale = stepVelocityScale(scene, world, contacts, dt);
   if (p->forced_substeps > 0) return p->forced_substeps;
-  const cdContactSet *cs = world->collider ? probeContacts(p, scene, world, dt) : &world->contacts;
-  double h = cd_penaltyStableStep(scene, world, cs, dt, p->scratch);
+  size_t need = (size_t)world->nbody + 2 * (size_t)contacts->ncon;
+  if (need > p->scratch_cap) {
+    double *sc = cd_realloc(p->scratch, need * sizeof *sc);
+    if (!sc) return CD_ERR_NOMEM;
+    p->scratch = sc;
+    p->scratch_cap = need;
+  }
+  double h = cd_penaltyStableStep(scene, world, contacts, dt, p->scratch);
   if (!(h > 0)) return CD_PENALTY_MAX_SUBSTEPS;
   double n = ceil(dt / h);
   if (n < 1) return 1;
@@ -303,52 +355,107 @@ static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *wor
   return (int)n;
 }
 
-/* stats: iterations 0 (nothing is iterated), converged 1, residual the largest overlap
- * seen over the step's substeps (m): the penalty model's departure from non-penetration.
- * The law's forces go through cd_penaltyLimitForce with the mass-split inverse masses
+/* The law's forces go through cd_penaltyLimitForce with the mass-split inverse masses
  * (opening comment), counted over the contacts that touch in this substep. */
-static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, double h, cdSolveStats *stats) {
+static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdContactSet *cs, const int *live,
+                         int nlive, double h, cdSolveStats *stats) {
   cdPenalty *p = state;
-  cdContactSet *cs = &world->contacts;
   memset(p->ntouch, 0, (size_t)p->nbody * sizeof *p->ntouch);
-  for (int i = 0; i < cs->ncon; i++) {
-    const cdContact *c = &cs->con[i];
+  for (int k = 0; k < nlive; k++) {
+    const cdContact *c = &cs->con[live[k]];
     if (!(c->gap < 0)) continue;
     for (int s = 0; s < 2; s++)
       if (c->body[s] >= 0) p->ntouch[c->body[s]]++;
   }
-  for (int i = 0; i < cs->ncon; i++) {
-    cdContact *c = &cs->con[i];
-    cdMaterial m;
-    cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
+  for (int k = 0; k < nlive; k++) {
+    cdContact *c = &cs->con[live[k]];
+    cdMaterial tmp;
+    const cdMaterial *m = contactMaterial(p, scene, c->body[0], c->body[1], &tmp);
+    /* the lever arms p - x and the velocities of the contact point on a and b (the ground
+     * is at rest) */
+    double r[2][3], vp[2][3] = {{0, 0, 0}, {0, 0, 0}};
+    for (int s = 0; s < 2; s++) {
+      if (c->body[s] < 0) continue;
+      cd_v3sub(r[s], c->point, &world->x[3 * c->body[s]]);
+      pointVelocity(world, c->body[s], r[s], vp[s]);
+    }
     double vrel[3], vt[3];
-    cd_penaltyRelativeVelocity(world, c, vrel);
+    cd_v3sub(vrel, vp[1], vp[0]);
     double vn = cd_v3dot(vrel, c->normal);
     cd_v3addScaled(vt, vrel, c->normal, -vn);
     cdPenaltyForce f;
-    cd_penaltyContactForce(&m, c->gap, vn, vt, c->fresh, c->state, &f);
+    cd_penaltyContactForce(m, c->gap, vn, vt, c->fresh, c->state, &f);
     if (!f.touching) continue;
     double wn = 0, wt = 0;
     for (int s = 0; s < 2; s++) {
       int b = c->body[s];
-      if (b < 0) continue;
-      wn += p->ntouch[b] * cd_penaltyInverseMass(scene, world, b, c->point, c->normal);
-      wt += p->ntouch[b] * tangentInverseMass(scene, world, b, c->point, c->t1, c->t2);
+      if (b < 0 || p->invmass[b] == 0) continue;
+      if (p->isoinv[b] >= 0) {
+        /* I^-1 = 1/I: along n, 1/m + |r x n|^2 / I = 1/m + (|r|^2 - (r.n)^2) / I; in the
+         * tangent plane the block is (|r|^2 - u u^T) / I + 1/m with u = (r.t1, r.t2), whose
+         * largest eigenvalue is 1/m + |r|^2 / I */
+        double r2 = cd_v3dot(r[s], r[s]), rn = cd_v3dot(r[s], c->normal);
+        wn += p->ntouch[b] * (p->invmass[b] + p->isoinv[b] * (r2 - rn * rn));
+        wt += p->ntouch[b] * (p->invmass[b] + p->isoinv[b] * r2);
+        continue;
+      }
+      wn += p->ntouch[b] * inverseMassAt(world, b, p->invmass[b], r[s], c->normal);
+      wt += p->ntouch[b] * tangentInverseMass(world, b, p->invmass[b], r[s], c->t1, c->t2);
     }
-    cd_penaltyLimitForce(&m, h, wn, wt, vn, vt, &f);
+    cd_penaltyLimitForce(m, h, wn, wt, vn, vt, &f);
     double F[3], Fa[3];
     cd_v3addScaled(F, f.ft, c->normal, f.fn);
     cd_v3scale(Fa, F, -1);
-    applyForce(world, c->body[1], c->point, F);
-    applyForce(world, c->body[0], c->point, Fa);
+    if (c->body[1] >= 0) applyForce(world, c->body[1], r[1], F);
+    if (c->body[0] >= 0) applyForce(world, c->body[0], r[0], Fa);
     c->lambda[0] += h * f.fn;
     c->lambda[1] += h * cd_v3dot(F, c->t1);
     c->lambda[2] += h * cd_v3dot(F, c->t2);
-    if (stats && -c->gap > stats->residual) stats->residual = -c->gap;
   }
-  if (stats) {
-    stats->converged = 1;
+  (void)stats; /* filled by penaltyFinish */
+  return CD_OK;
+}
+
+/* stats of the step: iterations 0 (nothing is iterated), converged 1, and the residual every
+ * model reports (problem.h), here against the exact Coulomb contact (ncp.h: K ∋ lambda ⟂
+ * c̄ + mu |c̄_T| e_n ∈ K*) with the step's summed impulses and post-step velocities,
+ * c̄ = J v+ + (phi_start / dt) e_n: how far the compliant answer is from hard contact with
+ * Coulomb friction (a resting contact sinks by phi, a contact that opened within the step
+ * carries impulse with a separating velocity), in the same dimensionless units as the
+ * impulse models' residuals. It measures the model, not a solve: nothing stops on it. */
+static int penaltyFinish(void *state, const cdScene *scene, const cdWorld *world, const cdContactSet *cs,
+                         double dt, cdSolveStats *stats) {
+  cdPenalty *p = state;
+  stats->converged = 1;
+  stats->residual = 0;
+  if (cs->ncon == 0) return CD_OK;
+  if ((size_t)cs->ncon > p->res_cap) {
+    double *r = cd_realloc(p->res, 8 * (size_t)cs->ncon * sizeof *r);
+    if (!r) return CD_ERR_NOMEM;
+    p->res = r;
+    p->res_cap = (size_t)cs->ncon;
   }
+  size_t n = (size_t)cs->ncon;
+  double *mu = p->res, *meff = mu + n, *lambda = meff + n, *cbar = lambda + 3 * n;
+  for (int i = 0; i < cs->ncon; i++) {
+    const cdContact *c = &cs->con[i];
+    double wn = 0;
+    for (int s = 0; s < 2; s++)
+      if (c->body[s] >= 0) wn += cd_penaltyInverseMass(scene, world, c->body[s], c->point, c->normal);
+    mu[i] = cd_worldFriction(scene, world, c->body[0], c->body[1]);
+    meff[i] = wn > 0 ? 1.0 / wn : 1.0;
+    memcpy(&lambda[3 * i], c->lambda, 3 * sizeof(double));
+    cbar[3 * i] = c->post_vn + c->gap / dt;
+    cbar[3 * i + 1] = cd_v3dot(c->post_vt, c->t1);
+    cbar[3 * i + 2] = cd_v3dot(c->post_vt, c->t2);
+  }
+  cdContactProblem view;
+  memset(&view, 0, sizeof view);
+  view.ncon = cs->ncon;
+  view.mu = mu;
+  view.meff = meff;
+  view.vscale = p->vscale;
+  stats->residual = cd_ncpResidual(&view, lambda, cbar, NULL);
   return CD_OK;
 }
 
@@ -360,5 +467,6 @@ const cdBackend cd_backendPenalty = {
     .solve = NULL,
     .substeps = penaltySubsteps,
     .forces = penaltyForces,
+    .finish = penaltyFinish,
     .free = penaltyFree,
 };

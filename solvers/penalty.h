@@ -25,7 +25,8 @@ double cd_penaltyInverseMass(const cdScene *scene, const struct cdWorld *w, int 
                              const double d[3]);
 
 /* the automatic substep h (s) for the contacts cs of the world w and a step of dt (see
- * penalty.c for the bound); scratch holds nbody doubles; INFINITY when nothing bounds it */
+ * penalty.c for the bound); scratch holds nbody + 2 ncon doubles; INFINITY when nothing
+ * bounds it */
 double cd_penaltyStableStep(const cdScene *scene, const struct cdWorld *w, const cdContactSet *cs, double dt,
                             double *scratch);
 

@@ -17,6 +17,9 @@
 
 #include <math.h>
 
+/* x^n for x >= 0: the linear spring (n = 1, the default) without a pow() */
+static double powExponent(double x, double n) { return n == 1 ? x : pow(x, n); }
+
 double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity) {
   double e = m->restitution, k = m->stiffness;
   /* choice: delta_dot_- = 0 (a contact that closed at rest with no minimum impact velocity)
@@ -44,7 +47,7 @@ double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_ov
   double n = m->stiffness_exponent, kc = m->stiffness, lp = m->plasticity_ratio;
   double fadh = m->pull_off_force, kadh = m->adhesion_coefficient, nadh = m->adhesion_exponent;
   /* k2 = k_c / (1 - lambda_P): the un/reloading stiffness */
-  double dn = pow(delta, n);
+  double dn = powExponent(delta, n);
   if (lp == 0) {
     /* seed 002: lambda_P is "set to 0 in order to fully deactivate" the model (Exudyn adds
      * f_adh and k_adh only when it is not 0): the plain spring, neither adhesion acts */
@@ -109,13 +112,13 @@ void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const do
     double vin = -vn > m->min_impact_velocity ? -vn : m->min_impact_velocity;
     state[CD_PENALTY_IMPACT] = vin > 0 ? vin : 0;
   }
-  double dn = pow(delta, m->stiffness_exponent);
   out->cn = m->damping;
   if (m->impact_model == 0) {
     out->fc = cd_penaltyEdinburgh(m, delta, &state[CD_PENALTY_PLASTIC], &out->branch);
   } else {
     /* impact models 1 and 2: f_c = k_c delta^n_exp + lambda delta^n_exp v_delta,n
      * (lambda <= 0: more force while closing, less while opening) */
+    double dn = powExponent(delta, m->stiffness_exponent);
     double lambda = cd_penaltyHysteresis(m, state[CD_PENALTY_IMPACT]);
     out->fc = m->stiffness * dn + lambda * dn * vn;
     out->cn -= lambda * dn;

@@ -4,8 +4,9 @@
  * the run loop picks one by name. Two kinds:
  *  - impulse backends (lcp, ccp): each step the core builds the contact problem
  *    (problem.h) and the backend solves it for the impulses lambda;
- *  - force backends (penalty): each substep the core collides, the backend adds the
- *    contact forces and torques to world->force, and the core integrates.
+ *  - force backends (penalty): each substep the core updates the contacts (collided once a
+ *    step, contact_cache.h), the backend adds the contact forces and torques to
+ *    world->force, and the core integrates.
  */
 #ifndef CD_BACKEND_H
 #define CD_BACKEND_H
@@ -62,12 +63,21 @@ typedef struct cdBackend {
   /* impulse: solve p for p->lambda (warm start in it); may also fill each contact's beta
    * and the set's alpha rows. contacts->con[i] is the contact of block i. */
   int (*solve)(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats);
-  /* force: the number of substeps for a step of dt (>= 1) */
-  int (*substeps)(void *state, const cdScene *scene, const struct cdWorld *world, double dt);
-  /* force: add the forces and torques of every contact of world->contacts to world->force,
-   * add force * h to each contact's lambda (the impulse over the step) and update its state
-   * for a substep of length h */
-  int (*forces)(void *state, const cdScene *scene, struct cdWorld *world, double h, cdSolveStats *stats);
+  /* force: the number of substeps for a step of dt (>= 1; or CD_ERR_NOMEM), from contacts:
+   * those the step starts from, at the present poses within the margin of the whole step
+   * (its Verlet list, contact_cache.h), with the carried state */
+  int (*substeps)(void *state, const cdScene *scene, const struct cdWorld *world, const cdContactSet *contacts,
+                  double dt);
+  /* force: for the substep's contacts contacts->con[live[k]], k < nlive (their present
+   * geometry and gap), add the forces and torques to world->force, add force * h to each
+   * one's lambda (the impulse over the step, in its frame) and update its state for a
+   * substep of length h */
+  int (*forces)(void *state, const cdScene *scene, struct cdWorld *world, cdContactSet *contacts, const int *live,
+                int nlive, double h, cdSolveStats *stats);
+  /* force: after the step's last substep (the contacts' impulses summed over the step, their
+   * post-step velocities set): what of the stats needs the step's end, the residual */
+  int (*finish)(void *state, const cdScene *scene, const struct cdWorld *world, const cdContactSet *contacts,
+                double dt, cdSolveStats *stats);
   void (*free)(void *state);
 } cdBackend;
 

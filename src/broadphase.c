@@ -173,6 +173,7 @@ static int growPairs(cdBroadphase *bp, size_t need) {
 
 /* the np pairs of bp->pair sorted by (a, b) into the second half of the buffer; returns it */
 static const int *sortPairs(cdBroadphase *bp, int n, size_t np) {
+  if (np == 0) return bp->pair; /* possibly NULL: no arithmetic on it */
   int *in = bp->pair, *out = bp->pair + 2 * bp->pair_cap, *first = bp->first;
   memset(first, 0, ((size_t)n + 1) * sizeof *first);
   for (size_t k = 0; k < np; k++) first[in[2 * k] + 1]++;

@@ -28,14 +28,21 @@
  * which come sorted by (a, b); only the few contacts of one pair (a box's corners) are put in
  * feature order.
  * v may be NULL (bodies at rest: the margin is then the fixed part only).
+ *
+ * Verlet list (cd_collideList, for the force models' substeps, contact_cache.h): the pairs
+ * that gave a contact and the candidate pairs with a hollow sphere, in the same (key) order;
+ * cd_collidePair runs one listed pair's narrow phase.
  */
 #include "collide.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "backend.h"
 #include "broadphase.h"
+#include "contact_cache.h"
 #include "narrowphase.h"
 
 struct cdCollider {
@@ -45,6 +52,7 @@ struct cdCollider {
   double *size;  /* (nbody) cd_bodySizeScale, m */
   int *fixed;    /* (nbody) */
   cdBroadphase *bp;
+  cdContactCache *cache; /* force models only (cd_colliderCache), else NULL */
 };
 
 double cd_collideMargin(const cdScene *scene, double closing_speed_bound, double dt, double size_scale) {
@@ -59,7 +67,13 @@ void cd_colliderFree(cdCollider *c) {
   cd_free(c->size);
   cd_free(c->fixed);
   cd_broadphaseFree(c->bp);
+  cd_contactCacheFree(c->cache);
   cd_free(c);
+}
+
+cdContactCache *cd_colliderCache(cdCollider *c, const cdScene *scene) {
+  if (!c->cache) c->cache = cd_contactCacheMake(scene);
+  return c->cache;
 }
 
 cdCollider *cd_colliderMake(const cdScene *scene) {
@@ -105,11 +119,17 @@ static void sortFeatures(cdContactSet *out, int start) {
   }
 }
 
-/* the pair (ia < ib) to its narrow-phase function */
-static int collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
-                       cdContactSet *out) {
-  const cdBodyDef *A = &scene->body[ia], *B = &scene->body[ib];
-  const double *xa = &x[3 * ia], *xb = &x[3 * ib], *Ra = &R[9 * ia], *Rb = &R[9 * ib];
+/* the pair (ia < ib; ia = -1: the ground) to its narrow-phase function */
+static int dispatchPair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
+                        cdContactSet *out) {
+  const cdBodyDef *B = &scene->body[ib];
+  const double *xb = &x[3 * ib], *Rb = &R[9 * ib];
+  if (ia < 0) {
+    if (B->shape == CD_SPHERE) return cd_collideSphereGround(ib, B, xb, scene->ground_height, margin, out);
+    return cd_collideBoxGround(ib, B, xb, Rb, scene->ground_height, margin, out);
+  }
+  const cdBodyDef *A = &scene->body[ia];
+  const double *xa = &x[3 * ia], *Ra = &R[9 * ia];
   if (A->shape == CD_SPHERE && B->shape == CD_SPHERE) {
     if (!A->hollow && !B->hollow) return cd_collideSphereSphere(ia, A, xa, ib, B, xb, margin, out);
     /* one hollow: it is the shell; both hollow: the larger (a on equal radii) */
@@ -121,15 +141,93 @@ static int collidePair(const cdScene *scene, int ia, int ib, const double *x, co
   return cd_collideBoxBox(ia, A, xa, Ra, ib, B, xb, Rb, margin, out);
 }
 
-int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
-               double dt, cdContactSet *out) {
+int cd_collidePair(const cdScene *scene, int ia, int ib, const double *x, const double *R, double margin,
+                   cdContactSet *out) {
+  int start = out->ncon, rc = dispatchPair(scene, ia, ib, x, R, margin, out);
+  if (!rc) sortFeatures(out, start);
+  return rc;
+}
+
+static int pairReserve(cdPairList *p, int n) {
+  if (n <= p->cap) return CD_OK;
+  int cap = p->cap ? p->cap : 256;
+  while (cap < n) cap *= 2;
+  int *ab = cd_realloc(p->ab, (size_t)cap * 2 * sizeof *ab);
+  if (!ab) return CD_ERR_NOMEM;
+  p->ab = ab;
+  p->cap = cap;
+  return CD_OK;
+}
+
+int cd_pairListPush(cdPairList *p, int a, int b) {
+  if (pairReserve(p, p->n + 1)) return CD_ERR_NOMEM;
+  p->ab[2 * p->n] = a;
+  p->ab[2 * p->n + 1] = b;
+  p->n++;
+  return CD_OK;
+}
+
+static int pairCompare(const void *x, const void *y) {
+  const int *p = x, *q = y;
+  if (p[0] != q[0]) return p[0] < q[0] ? -1 : 1;
+  return p[1] < q[1] ? -1 : p[1] > q[1];
+}
+
+void cd_pairListSort(cdPairList *p) {
+  if (p->n < 2) return;
+  qsort(p->ab, (size_t)p->n, 2 * sizeof *p->ab, pairCompare);
+  int n = 1;
+  for (int q = 1; q < p->n; q++) {
+    if (pairCompare(&p->ab[2 * q], &p->ab[2 * n - 2]) == 0) continue;
+    p->ab[2 * n] = p->ab[2 * q];
+    p->ab[2 * n + 1] = p->ab[2 * q + 1];
+    n++;
+  }
+  p->n = n;
+}
+
+int cd_pairListMerge(cdPairList *into, const cdPairList *add) {
+  int n1 = into->n, n2 = add->n;
+  if (pairReserve(into, n1 + n2)) return CD_ERR_NOMEM;
+  /* into's pairs move up by n2, then the merge writes from the front: it never overtakes
+   * the pairs it has still to read */
+  int *ab = into->ab;
+  memmove(&ab[2 * n2], ab, (size_t)n1 * 2 * sizeof *ab);
+  int i = n2, j = 0, out = 0;
+  while (i < n1 + n2 || j < n2) {
+    const int *next;
+    if (j == n2 || (i < n1 + n2 && pairCompare(&ab[2 * i], &add->ab[2 * j]) <= 0))
+      next = &ab[2 * i++];
+    else
+      next = &add->ab[2 * j++];
+    if (out > 0 && pairCompare(&ab[2 * out - 2], next) == 0) continue;
+    int a = next[0], b = next[1];
+    ab[2 * out] = a;
+    ab[2 * out + 1] = b;
+    out++;
+  }
+  into->n = out;
+  return CD_OK;
+}
+
+/* the margin of a pair (or a body's share of it) at speed bound u over dt: the scene's rule,
+ * or for a Verlet list the rule at rest plus the distance u dt the speed can close (the
+ * same under "auto": 1e-3 s + 0 + dt u) */
+static double pairMargin(const cdScene *scene, int list, double u, double dt, double s) {
+  return list ? cd_collideMargin(scene, 0, dt, s) + dt * u : cd_collideMargin(scene, u, dt, s);
+}
+
+/* cd_collide; with pairs, the Verlet list (cd_collideList) */
+static int collideAll(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
+                      double dt, cdContactSet *out, cdPairList *pairs) {
   cd_contactSetClear(out);
+  if (pairs) pairs->n = 0;
   int n = scene->nbody < c->nbody ? scene->nbody : c->nbody;
   for (int i = 0; i < n; i++) {
     const cdBodyDef *b = &scene->body[i];
     const double *vi = v ? &v[6 * i] : NULL;
     c->speed[i] = cd_bodySpeedBound(b, vi);
-    double share = cd_collideMargin(scene, c->speed[i], dt, c->size[i]);
+    double share = pairMargin(scene, pairs != NULL, c->speed[i], dt, c->size[i]);
     cd_broadphaseBounds(b, &x[3 * i], &R[9 * i], share, &c->aabb[6 * i]);
   }
 
@@ -141,25 +239,31 @@ int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const doubl
   if (scene->has_ground) {
     for (int i = 0; i < n; i++) {
       if (c->fixed[i] || !boxFinite(&c->aabb[6 * i])) continue;
-      const cdBodyDef *b = &scene->body[i];
-      double margin = cd_collideMargin(scene, c->speed[i], dt, c->size[i]);
       int start = out->ncon;
-      if (b->shape == CD_SPHERE)
-        rc = cd_collideSphereGround(i, b, &x[3 * i], scene->ground_height, margin, out);
-      else
-        rc = cd_collideBoxGround(i, b, &x[3 * i], &R[9 * i], scene->ground_height, margin, out);
+      rc = cd_collidePair(scene, -1, i, x, R, pairMargin(scene, pairs != NULL, c->speed[i], dt, c->size[i]), out);
       if (rc) return rc;
-      sortFeatures(out, start);
+      if (pairs && out->ncon > start && (rc = cd_pairListPush(pairs, -1, i))) return rc;
     }
   }
   for (int p = 0; p < npair; p++) {
     int ia = pair[2 * p], ib = pair[2 * p + 1];
     double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
-    double margin = cd_collideMargin(scene, c->speed[ia] + c->speed[ib], dt, s);
     int start = out->ncon;
-    rc = collidePair(scene, ia, ib, x, R, margin, out);
+    rc = cd_collidePair(scene, ia, ib, x, R, pairMargin(scene, pairs != NULL, c->speed[ia] + c->speed[ib], dt, s), out);
     if (rc) return rc;
-    sortFeatures(out, start);
+    if (pairs && (out->ncon > start || scene->body[ia].hollow || scene->body[ib].hollow) &&
+        (rc = cd_pairListPush(pairs, ia, ib)))
+      return rc;
   }
   return CD_OK;
+}
+
+int cd_collide(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
+               double dt, cdContactSet *out) {
+  return collideAll(c, scene, x, R, v, dt, out, NULL);
+}
+
+int cd_collideList(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
+                   double dt, cdContactSet *out, cdPairList *pairs) {
+  return collideAll(c, scene, x, R, v, dt, out, pairs);
 }

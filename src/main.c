@@ -8,14 +8,16 @@
 
 #include "alloc.h"
 #include "run.h"
+#include "solve_file.h"
 #include "xdmf.h"
 
 static const char *const USAGE =
     "usage: cdsim SCENE.json [options]\n"
-    "  --model lcp|ccp|penalty   contact model (default: the scene's \"model\", else lcp)\n"
+    "  --model lcp|ccp|ncp|penalty  contact model (default: the scene's \"model\", else lcp)\n"
     "  --contact-margin auto|METRES  which separated contacts enter a step (overrides the\n"
     "                            scene's contact_margin; default auto: velocity-adaptive)\n"
-    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal; penalty: explicit\n"
+    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal;\n"
+    "                            ncp: nsgs+fp-apgd|nsgs|fp-apgd|fp-pgs|fp-ipm; penalty: explicit\n"
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"
     "  --duration SECONDS        simulated time (overrides the scene)\n"
@@ -27,9 +29,14 @@ static const char *const USAGE =
     "  --max-iterations N        iterative solver iteration limit\n"
     "  --substeps N              penalty: substeps per step (default: from the stable step)\n"
     "  --output-every N          record every Nth step (default 1)\n"
+    "  --dump-problems DIR       write each step's contact problem and the model's solution to\n"
+    "                            DIR/step-NNNNNNNN.hdf5 (FCLIB local form; lcp, ccp, ncp)\n"
     "  --summary                 print the run summary as one JSON line on stdout\n"
     "  --no-xdmf                 no FILE.xdmf sidecar (for ParaView) beside the output\n"
     "  --xdmf FILE.h5            write the sidecar FILE.xdmf of an existing output and exit\n"
+    "  --solve-fclib FILE...     solve contact problem files (FCLIB .hdf5, Siconos .dat) with\n"
+    "                            --model ncp|ccp (default ncp), --solver, --tolerance,\n"
+    "                            --max-iterations; one line a file: residuals, time\n"
     "  --quiet                   no progress and no warnings about the run (they are counted in\n"
     "                            the output); errors, and notices about the input, still go to stderr\n"
     "  --version, --help\n"
@@ -75,9 +82,10 @@ int main(int argc, char **argv) {
   /* options not given stay 0 (the backend's default), so that notices.c can tell */
   cdSceneSet *sets = calloc((size_t)argc + 1, sizeof *sets);
   char **owned = calloc((size_t)argc + 1, sizeof *owned); /* the pointers of sets, to free */
-  int nowned = 0;
+  const char **files = calloc((size_t)argc + 1, sizeof *files); /* the positional arguments */
+  int nowned = 0, nfile = 0, solve_files = 0;
   char dtbuf[64], marginbuf[64];
-  if (!sets || !owned) return CD_EXIT_ERROR;
+  if (!sets || !owned || !files) return CD_EXIT_ERROR;
   cfg.sets = sets;
   int rc = 0;
   for (int i = 1; i < argc && !rc; i++) {
@@ -86,7 +94,7 @@ int main(int argc, char **argv) {
     static const char *const with_value[] = {"--model", "--solver", "--out", "--dt", "--duration", "--steps",
                                              "--set", "--friction-dirs", "--tolerance", "--max-iterations",
                                              "--substeps", "--output-every", "--contact-margin", "--xdmf",
-                                             NULL};
+                                             "--dump-problems", NULL};
     int takes = 0;
     for (int k = 0; with_value[k]; k++) takes |= !strcmp(a, with_value[k]);
     if (takes && !val) {
@@ -97,11 +105,13 @@ int main(int argc, char **argv) {
     double d;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(USAGE, stdout);
+      free(files);
       free(owned);
       free(sets);
       return 0;
     } else if (!strcmp(a, "--version")) {
       printf("cdsim %s\n", CDSIM_VERSION);
+      free(files);
       free(owned);
       free(sets);
       return 0;
@@ -111,16 +121,19 @@ int main(int argc, char **argv) {
       cfg.summary = 1;
     } else if (!strcmp(a, "--no-xdmf")) {
       cfg.no_xdmf = 1;
+    } else if (!strcmp(a, "--solve-fclib")) {
+      solve_files = 1;
     } else if (!strcmp(a, "--xdmf")) {
       char err[4400];
       int xrc = cd_xdmfWrite(val, err, sizeof err) ? CD_EXIT_ERROR : 0;
       if (xrc) fprintf(stderr, "cdsim: %s\n", err);
+      free(files);
       free(owned);
       free(sets);
       return xrc;
     } else if (!strcmp(a, "--model")) {
-      if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "penalty"))
-        rc = usageError("--model: unknown model '%s' (lcp, ccp or penalty)", val);
+      if (strcmp(val, "lcp") && strcmp(val, "ccp") && strcmp(val, "ncp") && strcmp(val, "penalty"))
+        rc = usageError("--model: unknown model '%s' (lcp, ccp, ncp or penalty)", val);
       cfg.model = val;
       i++;
     } else if (!strcmp(a, "--solver")) {
@@ -186,14 +199,30 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--output-every")) {
       if (!(rc = parseLong(a, val, 1, INT_MAX, &l))) cfg.output_every = (int)l;
       i++;
+    } else if (!strcmp(a, "--dump-problems")) {
+      cfg.dump_dir = val;
+      i++;
     } else if (a[0] == '-' && a[1]) {
       rc = usageError("unknown option '%s'", a);
-    } else if (cfg.scene_path) {
-      rc = usageError("one scene file only (got '%s' and '%s')", cfg.scene_path, a);
     } else {
-      cfg.scene_path = a;
+      files[nfile++] = a;
     }
   }
+  if (!rc && solve_files) {
+    /* cdsim --solve-fclib FILE...: only the solver's options apply */
+    if (cfg.out || cfg.nset || cfg.duration >= 0 || cfg.steps >= 0 || cfg.dump_dir || cfg.summary)
+      rc = usageError("--solve-fclib takes problem files and --model, --solver, --tolerance, --max-iterations only");
+    else if (!nfile)
+      rc = usageError("--solve-fclib: no problem file given");
+    else
+      rc = cd_solveFiles(files, nfile, cfg.model ? cfg.model : "ncp", &cfg.bopt);
+    free(files);
+    free(owned);
+    free(sets);
+    return rc;
+  }
+  if (!rc && nfile > 1) rc = usageError("one scene file only (got '%s' and '%s')", files[0], files[1]);
+  if (!rc && nfile == 1) cfg.scene_path = files[0];
   if (!rc && !cfg.scene_path) rc = usageError("no scene file given");
   if (!rc && cfg.steps >= 0 && cfg.duration >= 0) rc = usageError("give --duration or --steps, not both");
   if (!rc) {
@@ -212,6 +241,7 @@ int main(int argc, char **argv) {
     free(cl);
   }
   for (int i = 0; i < nowned; i++) free(owned[i]);
+  free(files);
   free(owned);
   free(sets);
   return rc;

@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "backends.h"
+#include "fclib_dump.h"
 #include "notices.h"
 #include "recorder.h"
 #include "summary.h"
@@ -119,7 +120,13 @@ int cd_run(const cdRunConfig *cfg) {
   cdWorld *w = NULL;
   cdRecorder *rec = NULL;
   if (!be) {
-    fprintf(stderr, "cdsim: --model: unknown model '%s' (lcp, ccp or penalty)\n", model);
+    fprintf(stderr, "cdsim: --model: unknown model '%s' (lcp, ccp, ncp or penalty)\n", model);
+    code = CD_EXIT_USAGE;
+    goto done;
+  }
+  if (cfg->dump_dir && be->kind != CD_BACKEND_IMPULSE) {
+    fprintf(stderr, "cdsim: --dump-problems: the %s model poses no contact problem (it computes forces from the gaps, "
+                    "substep by substep); use --model lcp, ccp or ncp\n", model);
     code = CD_EXIT_USAGE;
     goto done;
   }
@@ -145,6 +152,10 @@ int cd_run(const cdRunConfig *cfg) {
     goto done;
   }
 
+  if (cfg->dump_dir && cd_fclibDumpPrepare(cfg->dump_dir, err, sizeof err)) {
+    fprintf(stderr, "cdsim: %s\n", err);
+    goto done;
+  }
   char outbuf[4096];
   const char *out = cfg->out;
   if (!out) {
@@ -221,6 +232,24 @@ int cd_run(const cdRunConfig *cfg) {
     if (w->warn_cholmod > warned_ch && warned_ch == 0 && !cfg->quiet)
       fprintf(stderr, "%scdsim: warning: step %ld: a CHOLMOD factorization of the solver reported a warning; "
                       "counted in /solver/warn_cholmod\n", show ? "\n" : "", k);
+    if (cfg->dump_dir && w->cp.ncon > 0) {
+      /* the step's problem and the model's answer (w->cp holds both until the next step) */
+      double t0 = now();
+      char path[2200];
+      cd_fclibStepPath(cfg->dump_dir, k, path, sizeof path);
+      cdFclibInfo fi = {cfg->scene_path, model, info.solver, k, w->time, scene.dt, stats.residual, stats.converged};
+      int bad_dump = cd_contactProblemDelassus(&w->cp);
+      if (bad_dump)
+        snprintf(err, sizeof err, "%s: out of memory building the problem", path);
+      else
+        bad_dump = cd_fclibWrite(path, &w->cp, &fi, err, sizeof err);
+      trec += now() - t0;
+      if (bad_dump) {
+        snprintf(status, sizeof status, "I/O error: %s", err);
+        code = CD_EXIT_ERROR;
+        break;
+      }
+    }
     warned_nc = w->warn_nonconverged;
     warned_fb = w->warn_fallback;
     warned_ch = w->warn_cholmod;

@@ -22,6 +22,7 @@ typedef struct cdRunConfig {
   int no_xdmf;              /* --no-xdmf: no FILE.xdmf sidecar beside the output */
   cdBackendOptions bopt;    /* --solver, --tolerance, --max-iterations, --friction-dirs, --substeps */
   const char *command_line; /* the arguments joined, for the output file */
+  const char *dump_dir;     /* --dump-problems: each step's contact problem as FCLIB into it (io/fclib_dump.h), or NULL */
 } cdRunConfig;
 
 /* runs it; messages on stderr; returns an exit status */

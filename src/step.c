@@ -3,9 +3,10 @@
  * Impulse backends (lcp, ccp), the velocity-impulse scheme of seeds 000/001:
  *   collide -> carry warm starts by key -> free velocity v_f -> problem (J, G, g)
  *   -> backend solves for lambda -> v+ = v_f + M^-1 J^T lambda -> x+ = x + dt v+.
- * Force backends (penalty), each of n substeps of h = dt / n:
- *   collide -> carry per-contact state by key -> contact forces -> v += h M^-1 f
- *   -> x += h v.
+ * Force backends (penalty): collide once with the margin of the whole step (a Verlet list),
+ * then each of n substeps of h = dt / n:
+ *   narrow phase of the listed pairs -> carry per-contact state by key -> contact forces
+ *   -> v += h M^-1 f -> x += h v.
  * Both are semi-implicit (symplectic) Euler with the exact rotation of each quaternion
  * by its angular velocity (vec3.h cd_quatIntegrate).
  */
@@ -13,29 +14,41 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "contact_cache.h"
 #include "problem_build.h"
 #include "vec3.h"
 #include "world.h"
 
-/* positions and orientations forward by h at the current velocities */
-static void integratePositions(const cdScene *scene, cdWorld *w, double h) {
+/* a body whose principal moments are equal: I_world = R I R^T = I does not turn */
+static int isotropic(const cdBodyDef *b) { return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2]; }
+
+/* positions and orientations forward by h at the current velocities; the inverse world
+ * inertia follows the rotation, but for the force models' substeps (isotropic_kept) an
+ * isotropic body's stays as it is (R I^-1 R^T = I^-1 whatever R) */
+static void integratePositions(const cdScene *scene, cdWorld *w, double h, int isotropic_kept) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     cd_v3addScaled(&w->x[3 * i], &w->x[3 * i], &w->v[6 * i], h);
     cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
     cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
-    cd_worldUpdateInertia(scene, w, i);
+    if (!isotropic_kept || !isotropic(&scene->body[i])) cd_worldUpdateInertia(scene, w, i);
   }
 }
 
-/* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal) */
+/* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal); an
+ * isotropic body has no gyroscopic torque (w x I w = I w x w = 0) and I^-1 = 1/I */
 static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     const cdBodyDef *b = &scene->body[i];
     double *v = &w->v[6 * i], *om = &w->v[6 * i + 3], *f = &w->force[6 * i];
-    double Iw[9], Io[3], tq[3], dw[3];
+    double tq[3], dw[3];
     for (int e = 0; e < 3; e++) v[e] += h * (scene->gravity[e] + f[e] / b->mass);
+    if (isotropic(b)) {
+      cd_v3addScaled(om, om, &f[3], h / b->inertia[0]);
+      continue;
+    }
+    double Iw[9], Io[3];
     cd_m3rotateDiag(Iw, &w->R[9 * (size_t)i], b->inertia);
     cd_m3mulv(Io, Iw, om);
     cd_v3cross(tq, om, Io);
@@ -104,40 +117,67 @@ static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, vo
   if (st) return st;
   if ((st = cd_problemApply(w))) return st;
   postVelocities(w);
-  integratePositions(scene, w, dt);
+  integratePositions(scene, w, dt, 0);
   return CD_OK;
 }
 
+/* the force models' step. The contacts are collided once, at the step's start, with the
+ * margin of the whole step (a Verlet list, contact_cache.h); each substep updates the
+ * listed pairs by the narrow phase. w->contacts becomes the step's record (every contact the
+ * step had, with its impulse over all its substeps), w->previous the record before. */
 static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt,
                      cdSolveStats *stats) {
-  int n = be->substeps(bs, scene, w, dt);
+  cdContactCache *k = cd_colliderCache(w->collider, scene);
+  if (!k) return CD_ERR_NOMEM;
+  double t0 = seconds();
+  cdContactSet tmp = w->previous;
+  w->previous = w->contacts;
+  w->contacts = tmp;
+  int st = cd_contactCacheBegin(k, w->collider, scene, w, dt, &w->contacts, &w->previous);
+  w->time_collide += seconds() - t0;
+  if (st) return st;
+  int n = be->substeps(bs, scene, w, &w->contacts, dt);
+  if (n == CD_ERR_NOMEM) return n;
   if (n < 1) n = 1;
+  /* the work of the step (world.h), before any is done: from the larger of the step's
+   * candidate contacts and the last step's */
+  int nc = w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon;
+  double per = CD_WORLD_FORCE_WORK_SUBSTEP + CD_WORLD_FORCE_WORK_BODY * w->nbody + (double)nc;
+  if ((double)n * per > CD_WORLD_MAX_FORCE_WORK) return CD_ERR_LIMIT;
   double h = dt / n;
   for (int s = 0; s < n; s++) {
-    int st = collide(scene, w, h);
-    if (st) return st;
-    /* the work of the step (world.h), before any is done: from the larger of the last
-     * step's contacts (the ones the substep count came from) and the present ones (the
-     * bodies may have flown apart, or closed, since) */
-    if (s == 0) {
-      int nc = w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon;
-      double per = CD_WORLD_FORCE_WORK_SUBSTEP + CD_WORLD_FORCE_WORK_BODY * w->nbody + (double)nc;
-      if ((double)n * per > CD_WORLD_MAX_FORCE_WORK) return CD_ERR_LIMIT;
-    }
-    /* lambda holds the impulse of this step: carried across substeps, zeroed at the first */
-    if (s == 0)
-      for (int i = 0; i < w->contacts.ncon; i++) memset(w->contacts.con[i].lambda, 0, 3 * sizeof(double));
+    const int *live;
+    int nlive;
+    double ts = seconds();
+    if ((st = cd_contactCacheSubstep(k, w->collider, scene, w, h, (n - s) * h, &w->contacts, &live, &nlive)))
+      return st;
+    double t1 = seconds();
+    w->time_collide += t1 - ts;
     memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
-    double t0 = seconds();
-    st = be->forces(bs, scene, w, h, stats);
-    w->time_solve += seconds() - t0;
+    st = be->forces(bs, scene, w, &w->contacts, live, nlive, h, stats);
+    w->time_solve += seconds() - t1;
     if (st) return st;
     integrateForces(scene, w, h);
-    postVelocities(w);
-    integratePositions(scene, w, h);
+    if (s == n - 1) {
+      if ((st = cd_contactCacheEnd(k, &w->contacts))) return st;
+      postVelocities(w);
+    }
+    integratePositions(scene, w, h, 1);
   }
   stats->substeps = n;
-  return CD_OK;
+  double t1 = seconds();
+  st = be->finish ? be->finish(bs, scene, w, &w->contacts, dt, stats) : CD_OK;
+  w->time_solve += seconds() - t1;
+  return st;
+}
+
+int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, double dt) {
+  cdContactCache *k = cd_colliderCache(w->collider, scene);
+  const cdContactSet *probe = k ? cd_contactCacheProbe(k, w->collider, scene, w, dt) : NULL;
+  if (!probe) return -1;
+  int n = be->substeps(bs, scene, w, probe, dt);
+  if (n == CD_ERR_NOMEM) return -1;
+  return n < 1 ? 1 : n;
 }
 
 int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,

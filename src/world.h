@@ -66,6 +66,10 @@ void cd_worldFree(cdWorld *w);
 int cd_worldStep(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt,
                  cdSolveStats *stats);
 
+/* force models: the substeps the next cd_worldStep would take (>= 1), or -1 when memory
+ * runs out; changes nothing the step depends on */
+int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *backend, void *bstate, double dt);
+
 /* the mixed friction coefficient of a contact between bodies a and b (-1: the ground) */
 double cd_worldFriction(const cdScene *scene, const cdWorld *w, int a, int b);
 /* recomputes body i's inverse world inertia from its rotation */

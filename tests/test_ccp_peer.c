@@ -122,7 +122,7 @@ CD_TEST(ccpSolversPassThePeerFrictionContactCollections) {
     int pl = snprintf(path, sizeof path, "%s/%s/%s", dir, files[f].hdf5 ? "fclib" : "fc-dat", files[f].name);
     if (pl < 0 || (size_t)pl >= sizeof path) continue;
     cdContactProblem p;
-    int rc = files[f].hdf5 ? cd_peerFclibRead(path, &p, err, sizeof err) : cd_peerFcRead(path, &p, err, sizeof err);
+    int rc = files[f].hdf5 ? cd_fclibFileRead(path, &p, err, sizeof err) : cd_fcFileRead(path, &p, err, sizeof err);
     if (rc != 0) {
       printf("    %-44s not read: %s\n", files[f].name, err);
       continue;

@@ -205,12 +205,12 @@ CD_TEST(sameCommandGivesBitIdenticalDatasetsForEveryModel) {
                                       "/solver/iterations",
                                       "/solver/residual",
                                       "/energy/kinetic"};
-  const char *models[] = {"lcp", "ccp", "penalty"};
+  const char *models[] = {"lcp", "ccp", "penalty", "ncp"};
   /* the pyramid has many contacts (and Lemke's pivoting); the penalty model's thousands of
    * substeps a step on the pyramid are kept to the lighter sliding cube */
-  const char *scenes[] = {"cube-pyramid.json", "cube-pyramid.json", "sliding-cube.json"};
+  const char *scenes[] = {"cube-pyramid.json", "cube-pyramid.json", "sliding-cube.json", "cube-pyramid.json"};
   char scene[1024], so[4096], se[4096];
-  for (int m = 0; m < 3; m++) {
+  for (int m = 0; m < 4; m++) {
     cd_cliScenePath(scene, sizeof scene, scenes[m]);
     char out[2][512];
     for (int r = 0; r < 2; r++) {

@@ -86,8 +86,8 @@ CD_TEST(lemkeSolvesTheSiconosLcpCollection) {
   for (int f = 0; f < nfile; f++) {
     char path[2048], err[512];
     snprintf(path, sizeof path, "%s/%s", sub, names[f]);
-    cdPeerLcp lcp;
-    int rc = cd_peerLcpRead(path, &lcp, err, sizeof err);
+    cdLcpFile lcp;
+    int rc = cd_lcpFileRead(path, &lcp, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc) continue;
     const cdPeerExpect *x = expectationOf(names[f]);
@@ -122,7 +122,7 @@ CD_TEST(lemkeSolvesTheSiconosLcpCollection) {
     }
     if (x && x->pivots) CHECK_MSG(st.pivots == x->pivots, "%s: %d pivots, README %d", names[f], st.pivots, x->pivots);
     free(z);
-    cd_peerLcpFree(&lcp);
+    cd_lcpFileFree(&lcp);
   }
   CHECK(solved >= 18);
   for (int f = 0; f < nfile; f++) free(names[f]);

@@ -25,12 +25,12 @@ static void peerPath(char *buf, size_t n, const char *dir, const char *sub, cons
 CD_TEST(lcpOrtizDenseAndBlockStoragesGiveTheSameMatrix) {
   PEER_OR_SKIP(dir);
   char p1[1024], p2[1024], err[512];
-  cdPeerLcp a, b;
+  cdLcpFile a, b;
   peerPath(p1, sizeof p1, dir, "lcp", "lcp_ortiz.dat");
   peerPath(p2, sizeof p2, dir, "lcp", "lcp_ortiz_block.dat");
-  int ra = cd_peerLcpRead(p1, &a, err, sizeof err);
+  int ra = cd_lcpFileRead(p1, &a, err, sizeof err);
   CHECK_MSG(ra == 0, "%s", err);
-  int rb = cd_peerLcpRead(p2, &b, err, sizeof err);
+  int rb = cd_lcpFileRead(p2, &b, err, sizeof err);
   CHECK_MSG(rb == 0, "%s", err);
   if (ra == 0 && rb == 0) {
     CHECK(a.n == 4 && b.n == 4);
@@ -47,16 +47,16 @@ CD_TEST(lcpOrtizDenseAndBlockStoragesGiveTheSameMatrix) {
       for (int j = 0; j < 4; j++) nonsym |= a.M[i + 4 * j] != a.M[j + 4 * i];
     CHECK(nonsym);
   }
-  cd_peerLcpFree(&a);
-  cd_peerLcpFree(&b);
+  cd_lcpFileFree(&a);
+  cd_lcpFileFree(&b);
 }
 
 CD_TEST(lcpCps2DenseStorageIsColumnMajor) {
   PEER_OR_SKIP(dir);
   char p[1024], err[512];
-  cdPeerLcp a;
+  cdLcpFile a;
   peerPath(p, sizeof p, dir, "lcp", "lcp_CPS_2.dat");
-  int rc = cd_peerLcpRead(p, &a, err, sizeof err);
+  int rc = cd_lcpFileRead(p, &a, err, sizeof err);
   CHECK_MSG(rc == 0, "%s", err);
   if (rc) return;
   /* first printed line "0 2 -1" is column 0; the second "-1 0 1" is column 1 */
@@ -71,7 +71,7 @@ CD_TEST(lcpCps2DenseStorageIsColumnMajor) {
     for (int j = 0; j < 3; j++) w += a.M[i + 3 * j] * z[j];
     CHECK_NEAR(w, wref[i], 1e-14);
   }
-  cd_peerLcpFree(&a);
+  cd_lcpFileFree(&a);
 }
 
 CD_TEST(lcpTrivialIsDiagonalOneToNineWithMinusOne) {
@@ -79,9 +79,9 @@ CD_TEST(lcpTrivialIsDiagonalOneToNineWithMinusOne) {
   const char *names[2] = {"lcp_trivial.dat", "lcp_trivial_block.dat"};
   for (int f = 0; f < 2; f++) {
     char p[1024], err[512];
-    cdPeerLcp a;
+    cdLcpFile a;
     peerPath(p, sizeof p, dir, "lcp", names[f]);
-    int rc = cd_peerLcpRead(p, &a, err, sizeof err);
+    int rc = cd_lcpFileRead(p, &a, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc) continue;
     CHECK(a.n == 9);
@@ -89,7 +89,7 @@ CD_TEST(lcpTrivialIsDiagonalOneToNineWithMinusOne) {
       CHECK(a.q[i] == -1);
       for (int j = 0; j < 9; j++) CHECK_MSG(a.M[i + 9 * j] == (i == j ? i + 1 : 0), "%s M(%d,%d)", names[f], i, j);
     }
-    cd_peerLcpFree(&a);
+    cd_lcpFileFree(&a);
   }
 }
 
@@ -108,9 +108,9 @@ CD_TEST(everyLcpFileParsesWithItsInventorySize) {
   int parsed = 0;
   for (size_t f = 0; f < sizeof inv / sizeof inv[0]; f++) {
     char p[1024], err[512];
-    cdPeerLcp a;
+    cdLcpFile a;
     peerPath(p, sizeof p, dir, "lcp", inv[f].name);
-    int rc = cd_peerLcpRead(p, &a, err, sizeof err);
+    int rc = cd_lcpFileRead(p, &a, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc) continue;
     CHECK_MSG(a.n == inv[f].n, "%s: n = %d, README says %d", inv[f].name, a.n, inv[f].n);
@@ -119,17 +119,17 @@ CD_TEST(everyLcpFileParsesWithItsInventorySize) {
     for (int k = 0; k < a.n; k++) finite &= isfinite(a.q[k]);
     CHECK_MSG(finite, "%s: non-finite entries", inv[f].name);
     parsed++;
-    cd_peerLcpFree(&a);
+    cd_lcpFileFree(&a);
   }
   printf("    lcp: %d of %zu files parsed\n", parsed, sizeof inv / sizeof inv[0]);
   /* murty: upper triangular with 1 on the diagonal and 2 above it, as read column-major */
   char p[1024], err[512];
-  cdPeerLcp a;
+  cdLcpFile a;
   peerPath(p, sizeof p, dir, "lcp", "lcp_exp_murty.dat");
-  if (cd_peerLcpRead(p, &a, err, sizeof err) == 0) {
+  if (cd_lcpFileRead(p, &a, err, sizeof err) == 0) {
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < 6; j++) CHECK(a.M[i + 6 * j] == (i == j ? 1 : i < j ? 2 : 0));
-    cd_peerLcpFree(&a);
+    cd_lcpFileFree(&a);
   }
 }
 
@@ -296,7 +296,7 @@ CD_TEST(everyFcDatFileParsesWithConsistentSizes) {
   for (int f = 0; f < n; f++) {
     char p[1024];
     peerPath(p, sizeof p, dir, "fc-dat", inv[f].name);
-    parsed += checkFcFile(p, &inv[f], cd_peerFcRead) == 0;
+    parsed += checkFcFile(p, &inv[f], cd_fcFileRead) == 0;
   }
   printf("    fc-dat: %d of %d files parsed\n", parsed, n);
 }
@@ -319,7 +319,7 @@ CD_TEST(everyFclibFileParsesWithConsistentSizes) {
   for (int f = 0; f < n; f++) {
     char p[1024];
     peerPath(p, sizeof p, dir, "fclib", inv[f].name);
-    parsed += checkFcFile(p, &inv[f], cd_peerFclibRead) == 0;
+    parsed += checkFcFile(p, &inv[f], cd_fclibFileRead) == 0;
   }
   printf("    fclib: %d of %d local/global files parsed; Chute-ndof-768-nc-4-3.hdf5 (rolling) is out of scope\n",
          parsed, n);
@@ -330,8 +330,8 @@ CD_TEST(rollingFclibFileIsRejectedWithReason) {
   char p[1024], err[512] = "";
   cdContactProblem prob;
   peerPath(p, sizeof p, dir, "fclib", "Chute-ndof-768-nc-4-3.hdf5");
-  int rc = cd_peerFclibRead(p, &prob, err, sizeof err);
-  CHECK(rc == CD_PEER_ERR_INPUT);
+  int rc = cd_fclibFileRead(p, &prob, err, sizeof err);
+  CHECK(rc == CD_FILE_ERR_INPUT);
   CHECK_MSG(strstr(err, "rolling friction problem: not supported") != NULL, "message: %s", err);
   CHECK(prob.ncon == 0 && prob.G.val == NULL && prob.g == NULL);
   printf("    Chute-ndof-768-nc-4-3.hdf5 skipped: %s\n", err);
@@ -355,9 +355,9 @@ static void checkSameProblem(const char *dir, const char *n1, const char *n2, do
   cdContactProblem a, b;
   peerPath(p1, sizeof p1, dir, "fc-dat", n1);
   peerPath(p2, sizeof p2, dir, "fc-dat", n2);
-  int ra = cd_peerFcRead(p1, &a, err, sizeof err);
+  int ra = cd_fcFileRead(p1, &a, err, sizeof err);
   CHECK_MSG(ra == 0, "%s", err);
-  int rb = cd_peerFcRead(p2, &b, err, sizeof err);
+  int rb = cd_fcFileRead(p2, &b, err, sizeof err);
   CHECK_MSG(rb == 0, "%s", err);
   if (ra == 0 && rb == 0 && a.ncon == b.ncon) {
     size_t n = 3 * (size_t)a.ncon;
@@ -409,7 +409,7 @@ CD_TEST(globalDatFilesCondenseToTheirHandComputedLocalForm) {
     char p[1024], err[512];
     cdContactProblem prob;
     peerPath(p, sizeof p, dir, "fc-dat", cases[c].name);
-    int rc = cd_peerFcRead(p, &prob, err, sizeof err);
+    int rc = cd_fcFileRead(p, &prob, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc) continue;
     CHECK(prob.ncon == 1 && prob.G.nnzb == 1);
@@ -514,7 +514,7 @@ CD_TEST(globalFemProblemCondensesToDenseHtMinvH) {
   char p[1024], err[512];
   peerPath(p, sizeof p, dir, "fclib", "LMGC_GFC3D-i00001-1-00000.hdf5");
   cdContactProblem prob;
-  int rc = cd_peerFclibRead(p, &prob, err, sizeof err);
+  int rc = cd_fclibFileRead(p, &prob, err, sizeof err);
   CHECK_MSG(rc == 0, "%s", err);
   if (rc) return;
   hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -601,14 +601,14 @@ static int writeTruncated(const char *src, const char *dst, double frac) {
 CD_TEST(missingAndTruncatedFilesGiveAnErrorMessage) {
   const char *missing = "/tmp/cdsim-peer-no-such-file.dat";
   char err[512];
-  cdPeerLcp lcp;
+  cdLcpFile lcp;
   cdContactProblem prob;
   err[0] = 0;
-  CHECK(cd_peerLcpRead(missing, &lcp, err, sizeof err) != 0 && strstr(err, missing));
+  CHECK(cd_lcpFileRead(missing, &lcp, err, sizeof err) != 0 && strstr(err, missing));
   err[0] = 0;
-  CHECK(cd_peerFcRead(missing, &prob, err, sizeof err) != 0 && strstr(err, missing));
+  CHECK(cd_fcFileRead(missing, &prob, err, sizeof err) != 0 && strstr(err, missing));
   err[0] = 0;
-  CHECK(cd_peerFclibRead(missing, &prob, err, sizeof err) != 0 && strstr(err, missing));
+  CHECK(cd_fclibFileRead(missing, &prob, err, sizeof err) != 0 && strstr(err, missing));
   PEER_OR_SKIP(dir);
   static const struct {
     const char *sub, *name;
@@ -628,12 +628,12 @@ CD_TEST(missingAndTruncatedFilesGiveAnErrorMessage) {
       CHECK(writeTruncated(src, dst, fracs[k]) == 0);
       err[0] = 0;
       long live = cd_allocLive();
-      int rc = cases[c].kind == 0   ? cd_peerLcpRead(dst, &lcp, err, sizeof err)
-               : cases[c].kind == 1 ? cd_peerFcRead(dst, &prob, err, sizeof err)
-                                    : cd_peerFclibRead(dst, &prob, err, sizeof err);
+      int rc = cases[c].kind == 0   ? cd_lcpFileRead(dst, &lcp, err, sizeof err)
+               : cases[c].kind == 1 ? cd_fcFileRead(dst, &prob, err, sizeof err)
+                                    : cd_fclibFileRead(dst, &prob, err, sizeof err);
       CHECK_MSG(rc != 0, "%s cut to %.0f%% was accepted", cases[c].name, 100 * fracs[k]);
       if (rc == 0) {
-        if (cases[c].kind == 0) cd_peerLcpFree(&lcp);
+        if (cases[c].kind == 0) cd_lcpFileFree(&lcp);
         else cd_contactProblemFree(&prob);
       }
       CHECK_MSG(strstr(err, dst) != NULL, "message names the file: '%s'", err);
@@ -654,7 +654,7 @@ static int readGlobalWithMass(const double M[9], char *err, size_t errlen) {
                    M[0], M[1], M[2], M[3], M[4], M[5], M[6], M[7], M[8]);
   if (writeFile(path, text, (size_t)n)) return -100;
   cdContactProblem prob;
-  int rc = cd_peerFcRead(path, &prob, err, errlen);
+  int rc = cd_fcFileRead(path, &prob, err, errlen);
   if (rc == 0) cd_contactProblemFree(&prob);
   remove(path);
   return rc;
@@ -667,10 +667,10 @@ CD_TEST(globalProblemWithBadMassMatrixIsReported) {
   const double unsymmetric[9] = {2, 1, 0, 0, 2, 0, 0, 0, 1};
   CHECK_MSG(readGlobalWithMass(spd, err, sizeof err) == 0, "%s", err);
   err[0] = 0;
-  CHECK(readGlobalWithMass(indefinite, err, sizeof err) == CD_PEER_ERR_INPUT);
+  CHECK(readGlobalWithMass(indefinite, err, sizeof err) == CD_FILE_ERR_INPUT);
   CHECK_MSG(strstr(err, "not positive definite") != NULL, "message: %s", err);
   err[0] = 0;
-  CHECK(readGlobalWithMass(unsymmetric, err, sizeof err) == CD_PEER_ERR_INPUT);
+  CHECK(readGlobalWithMass(unsymmetric, err, sizeof err) == CD_FILE_ERR_INPUT);
   CHECK_MSG(strstr(err, "not symmetric") != NULL, "message: %s", err);
 }
 
@@ -692,26 +692,26 @@ CD_TEST(readersSurviveEveryAllocationFailure) {
     char p[1024], err[512];
     peerPath(p, sizeof p, dir, cases[c].sub, cases[c].name);
     long before = cd_allocCount(), live = cd_allocLive();
-    cdPeerLcp lcp;
+    cdLcpFile lcp;
     cdContactProblem prob;
-    int rc = cases[c].kind == 0   ? cd_peerLcpRead(p, &lcp, err, sizeof err)
-             : cases[c].kind == 1 ? cd_peerFcRead(p, &prob, err, sizeof err)
-                                  : cd_peerFclibRead(p, &prob, err, sizeof err);
+    int rc = cases[c].kind == 0   ? cd_lcpFileRead(p, &lcp, err, sizeof err)
+             : cases[c].kind == 1 ? cd_fcFileRead(p, &prob, err, sizeof err)
+                                  : cd_fclibFileRead(p, &prob, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc) continue;
-    if (cases[c].kind == 0) cd_peerLcpFree(&lcp);
+    if (cases[c].kind == 0) cd_lcpFileFree(&lcp);
     else cd_contactProblemFree(&prob);
     CHECK_MSG(cd_allocLive() == live, "%s leaks on success", cases[c].name);
     long nalloc = cd_allocCount() - before;
     int bad = 0;
     for (long k = 1; k <= nalloc && !bad; k++) {
       cd_allocFailAt(k);
-      rc = cases[c].kind == 0   ? cd_peerLcpRead(p, &lcp, err, sizeof err)
-           : cases[c].kind == 1 ? cd_peerFcRead(p, &prob, err, sizeof err)
-                                : cd_peerFclibRead(p, &prob, err, sizeof err);
+      rc = cases[c].kind == 0   ? cd_lcpFileRead(p, &lcp, err, sizeof err)
+           : cases[c].kind == 1 ? cd_fcFileRead(p, &prob, err, sizeof err)
+                                : cd_fclibFileRead(p, &prob, err, sizeof err);
       cd_allocFailAt(0);
       if (rc == 0) {
-        if (cases[c].kind == 0) cd_peerLcpFree(&lcp);
+        if (cases[c].kind == 0) cd_lcpFileFree(&lcp);
         else cd_contactProblemFree(&prob);
       }
       /* CHOLMOD recovers from some failed allocations (it retries with less workspace):

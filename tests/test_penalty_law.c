@@ -621,7 +621,9 @@ static int penaltyForcesOnce(cdHandWorld *hw, double h) {
   cdBackendOptions opt = {0};
   if (cd_backendPenalty.make(&hw->scene, &opt, &st, err, sizeof err) != CD_OK) return -1;
   cdSolveStats stats = {0};
-  int rc = cd_backendPenalty.forces(st, &hw->scene, &hw->w, h, &stats);
+  int live[8], n = hw->w.contacts.ncon;
+  for (int k = 0; k < n && k < 8; k++) live[k] = k;
+  int rc = cd_backendPenalty.forces(st, &hw->scene, &hw->w, &hw->w.contacts, live, n < 8 ? n : 8, h, &stats);
   cd_backendPenalty.free(st);
   return rc;
 }
@@ -652,7 +654,7 @@ CD_TEST(penaltyBackendAcceptsOnlyTheExplicitSolver) {
   opt.solver = NULL;
   opt.substeps = 17;
   CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_OK);
-  CHECK(cd_backendPenalty.substeps(st, &hw.scene, &hw.w, 0.01) == 17);
+  CHECK(cd_backendPenalty.substeps(st, &hw.scene, &hw.w, &hw.w.contacts, 0.01) == 17);
   cd_backendPenalty.free(st);
   opt.substeps = -1;
   CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_ERR_USAGE);
@@ -846,7 +848,7 @@ CD_TEST(penaltySubstepsResolveTheFastestContact) {
   char err[128];
   cdBackendOptions opt = {0};
   CHECK(cd_backendPenalty.make(&hw.scene, &opt, &st, err, sizeof err) == CD_OK);
-  CHECK(cd_backendPenalty.substeps(st, &hw.scene, &hw.w, 0.01) == (int)ceil(0.01 / h));
+  CHECK(cd_backendPenalty.substeps(st, &hw.scene, &hw.w, &hw.w.contacts, 0.01) == (int)ceil(0.01 / h));
   /* friction, capped in the forces, does not shorten the step */
   hw.mat[1].friction = 0.5;
   double hf = cd_penaltyStableStep(&hw.scene, &hw.w, &hw.w.contacts, 0.01, scratch);

@@ -43,7 +43,8 @@ typedef cdCliLimits Limits;
 /* the status attribute of a file ("" when missing); -1 when the file does not open */
 static int readStatus(const char *file, char *buf, size_t n) { return cd_cliReadAttr(file, "status", buf, n); }
 
-static const char *const MODELS[] = {"lcp", "ccp", "penalty"};
+static const char *const MODELS[] = {"lcp", "ccp", "penalty", "ncp"};
+#define NMODELS ((int)(sizeof MODELS / sizeof MODELS[0]))
 
 /* ---- allocation failure through a whole run ------------------------------------------ */
 
@@ -63,7 +64,7 @@ CD_TEST(everyAllocationFailureOfAWholeRunEndsCleanlyWithoutLeakForEveryModel) {
   CHECK(saved >= 0 && fd >= 0);
   if (saved < 0 || fd < 0) return;
   long failures = 0;
-  for (int m = 0; m < 3; m++) {
+  for (int m = 0; m < NMODELS; m++) {
     cdRunConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.scene_path = scene;
@@ -134,7 +135,7 @@ static double hostile(const char *label, const char *text, int reject, int auto_
    * one point once asked for 24 GB) fails here instead */
   Limits lim = {seconds, 0, 0, 4L << 30};
   double worst = 0;
-  for (int m = 0; m < 3; m++) {
+  for (int m = 0; m < NMODELS; m++) {
     double secs = 0;
     /* the penalty model takes up to 1e6 substeps a step on stiff or deep contacts (a few
      * seconds a step): forced substeps keep the suite fast, except where the automatic
@@ -444,7 +445,7 @@ static void replay(const char *name, const char *data, size_t size) {
   if (st == 0 && scene.nbody <= 20) {
     if (scene.nstep > 5) scene.nstep = 5;
     cdBackendOptions opt = {.friction_dirs = 4, .max_iterations = 100, .substeps = 200};
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < NMODELS; m++) {
       const cdBackend *be = cd_backendFind(MODELS[m]);
       void *bs = NULL;
       if (be->make(&scene, &opt, &bs, err, sizeof err)) continue;

@@ -118,3 +118,34 @@ CD_TEST(scalingEveryMassLeavesIterationsAndConvergenceUnchanged) {
     }
   }
 }
+
+/* the penalty model's residual is the exact-Coulomb natural map of its step impulses and
+ * post-step velocities (penalty.c): a sphere resting on the ground, sunk by delta, with its
+ * step impulse l_N = m g dt, meff = m and c̄_N = v+_n - delta / dt ~ -delta / dt, has
+ * l - Proj_K(l - ĉ) = ĉ (l - ĉ lies inside the cone), so the residual is
+ * (delta / dt) / ||g||_inf with ||g||_inf = g dt + delta / dt: dimensionless, and the size
+ * of the sink against what the step's gravity asks of the contact */
+CD_TEST(penaltyResidualIsTheSinkOfARestingSphereOverTheStepsVelocityScale) {
+  const char *scene =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 300, \"ground\": {},"
+      " \"bodies\": [{\"name\": \"ball\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 2,"
+      " \"position\": [0, 0, 0.1]}]}";
+  cdSim sim;
+  if (cd_simMake(&sim, scene, "penalty", NULL)) return;
+  for (long k = 0; k < sim.scene.nstep; k++)
+    if (cd_simStep(&sim)) break;
+  const cdContactSet *cs = &sim.world->contacts;
+  CHECK(cs->ncon == 1);
+  if (cs->ncon == 1) {
+    const cdContact *c = &cs->con[0];
+    double dt = sim.scene.dt, delta = -c->gap, g = 9.81;
+    double cn = c->post_vn - delta / dt;
+    double want = fabs(cn) / (g * dt + delta / dt);
+    printf("    resting sphere: sink %.4g m (m g / k = %.4g), residual %.6g (closed form %.6g)\n", delta,
+           2 * g / 1e6, sim.stats.residual, want);
+    CHECK_NEAR(delta, 2 * g / 1e6, 1e-9);
+    CHECK_NEAR(sim.stats.residual, want, 1e-6 * want);
+    CHECK(sim.stats.converged);
+  }
+  cd_simFree(&sim);
+}

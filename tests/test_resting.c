@@ -9,7 +9,10 @@
  * run's solver reported: 1e-8 for the default's primal, 1e-6 for apgd; ||g||_inf <= 1.1 m/s)
  * moves the top of n levels at up to (n + sqrt(5) n (n + 1)) rho (test_ccp_physics.c, the
  * stack), n = 2: 15.4 rho, 3.4e-7 m over 2 s at 1e-8. (Measured under primal: 2e-14 m and
- * 6e-14 m.) The penalty model settles at
+ * 6e-14 m.) The exact Coulomb model (ncp: rho <= 1e-8 ||g||_inf, ncp.h) moves the top of
+ * n levels at up to (n (2 + 1.5 sqrt 2) + sqrt(5) n (n + 1)) s rho, s = sqrt(1 + mu^2)
+ * (test_ncp_physics.c, the stack), n = 2, mu = 0.5: 24.2 rho, 5.3e-7 m over 2 s. The penalty
+ * model settles at
  * its static overlaps: each layer sinks by (the weight it carries) / (k x its contact points),
  * and after 2 s (damping ratio ~0.1, decay rate ~140 1/s) it sits there: 0.1% of the sink
  * (linear springs in series). */
@@ -26,9 +29,10 @@ typedef struct {
 } Resting;
 
 static void restsUnderEveryModel(const Resting *r) {
-  const char *models[] = {"lcp", "ccp", "penalty"};
-  const double bound[] = {2 * 2 * 1e-8 * 2.0, 0 /* from the run's residual, below */, 0};
-  for (int m = 0; m < 3; m++) {
+  const char *models[] = {"lcp", "ccp", "penalty", "ncp"};
+  const double bound[] = {2 * 2 * 1e-8 * 2.0, 0 /* from the run's residual, below */, 0,
+                          (2 * (2 + 1.5 * sqrt(2.0)) + sqrt(5.0) * 2 * 3) * sqrt(1.25) * 1e-8 * 1.1 * 2.0};
+  for (int m = 0; m < 4; m++) {
     cdSim s;
     if (cd_simMakeFile(&s, r->scene, models[m], NULL, NULL)) return;
     int i = cd_simBody(&s, r->top);
@@ -43,8 +47,8 @@ static void restsUnderEveryModel(const Resting *r) {
     cd_simRun(&s, s.scene.nstep);
     const double *x = &s.world->x[3 * i], *R = &s.world->R[9 * i];
     double dz = x[2] - x0[2], dxy = hypot(x[0] - x0[0], x[1] - x0[1]);
-    if (m < 2) {
-      double b = m == 0 ? bound[m] : (2 + sqrt(5.0) * 2 * 3) * s.max_residual * 1.1 * 2.0;
+    if (m != 2) {
+      double b = m == 1 ? (2 + sqrt(5.0) * 2 * 3) * s.max_residual * 1.1 * 2.0 : bound[m];
       printf("    %s on %s: moved dz %.1e dxy %.1e (bound %.1e, %s)\n", models[m], r->scene, dz, dxy, b,
              s.backend->solverName(s.bstate));
       CHECK_MSG(fabs(dz) <= b && dxy <= b, "%s on %s: moved dz %.3g dxy %.3g", models[m], r->scene, dz, dxy);

@@ -398,11 +398,11 @@ CD_TEST(compareModelsOnSlidingCubeWritesPlotAndOneRowPerModel) {
   char *csv = readAll(path, NULL);
   CHECK(csv != NULL);
   if (csv) {
-    CHECK_MSG(countLines(csv) == 4, "summary.csv:\n%s", csv);
+    CHECK_MSG(countLines(csv) == 5, "summary.csv:\n%s", csv);
     CHECK(lineOf(csv, 0, line, sizeof line));
     CHECK_MSG(strncmp(line, COMPARE_HEADER, strlen(COMPARE_HEADER)) == 0, "header: %s", line);
-    static const char *const models[] = {"lcp", "ccp", "penalty"};
-    for (int k = 1; k <= 3; k++) {
+    static const char *const models[] = {"lcp", "ccp", "ncp", "penalty"};
+    for (int k = 1; k <= 4; k++) {
       CHECK(lineOf(csv, k, line, sizeof line));
       CHECK(fieldOf(line, 0, field, sizeof field) && strcmp(field, models[k - 1]) == 0);
       CHECK_MSG(fieldOf(line, 6, field, sizeof field) && strcmp(field, "0") == 0, "row %d: %s", k, line);
@@ -412,8 +412,8 @@ CD_TEST(compareModelsOnSlidingCubeWritesPlotAndOneRowPerModel) {
     }
     free(csv);
   }
-  for (int k = 0; k < 3; k++) {
-    static const char *const files[] = {"lcp.h5", "ccp.h5", "penalty.h5"};
+  for (int k = 0; k < 4; k++) {
+    static const char *const files[] = {"lcp.h5", "ccp.h5", "ncp.h5", "penalty.h5"};
     snprintf(path, sizeof path, "%s/cmp/%s", dir, files[k]);
     CHECK_MSG(access(path, R_OK) == 0, "%s missing", path);
   }

@@ -5,8 +5,9 @@
  * one execution short the harness skips scenes of more than FUZZ_MAX_BODIES bodies and runs
  * at most FUZZ_MAX_STEPS steps. It then runs those steps in-process under every model
  * (solvers/backends.h) through cd_worldMake / cd_worldStep, as src/run.c does:
- *   lcp with its default solver choice and with "bgs"; ccp with apgd, pgs or primal (picked
- *   from the input length, so every solver sees inputs); penalty with its automatic substep
+ *   lcp with its default solver choice and with "bgs"; ccp with apgd, pgs or primal, and ncp
+ *   with one of its five solvers (picked from the input length, so every solver sees inputs);
+ *   penalty with its automatic substep
  *   count while cd_penaltyStableStep asks for at most FUZZ_MAX_SUBSTEPS substeps a step, and
  *   with that many forced substeps otherwise (so a stiff scene cannot stall the fuzzer).
  * Iterative solvers get FUZZ_MAX_ITERATIONS iterations. A step may legitimately return
@@ -48,7 +49,7 @@ static void runModel(const cdScene *scene, const cdBackend *be, const cdBackendO
   if (!w) fail("cd_worldMake failed without an injected allocation failure", label);
   for (long k = 0; k < scene->nstep; k++) {
     void *use = bs;
-    if (capped && be->substeps(bs, scene, w, scene->dt) > FUZZ_MAX_SUBSTEPS) use = capped;
+    if (capped && cd_worldForceSubsteps(scene, w, be, bs, scene->dt) > FUZZ_MAX_SUBSTEPS) use = capped;
     cdSolveStats stats;
     st = cd_worldStep(scene, w, be, use, scene->dt, &stats);
     if (st == CD_ERR_NUMERIC || st == CD_ERR_LIMIT) break;
@@ -79,14 +80,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (scene.nbody <= FUZZ_MAX_BODIES) {
     if (scene.nstep > FUZZ_MAX_STEPS) scene.nstep = FUZZ_MAX_STEPS;
     static const char *const ccp_solvers[] = {"apgd", "pgs", "primal", "ipm"};
+    static const char *const ncp_solvers[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-ipm"};
     cdBackendOptions def = {.friction_dirs = 4, .max_iterations = FUZZ_MAX_ITERATIONS};
-    cdBackendOptions bgs = def, ccp = def, pen = def, pen_capped = def;
+    cdBackendOptions bgs = def, ccp = def, ncp = def, pen = def, pen_capped = def;
     bgs.solver = "bgs";
     ccp.solver = ccp_solvers[size % 4];
+    ncp.solver = ncp_solvers[size % 5];
     pen_capped.substeps = FUZZ_MAX_SUBSTEPS;
     runModel(&scene, &cd_backendLcp, &def, NULL, "lcp");
     runModel(&scene, &cd_backendLcp, &bgs, NULL, "lcp bgs");
     runModel(&scene, &cd_backendCcp, &ccp, NULL, ccp.solver);
+    runModel(&scene, &cd_backendNcp, &ncp, NULL, ncp.solver);
     runModel(&scene, &cd_backendPenalty, &pen, &pen_capped, "penalty");
   }
   cd_sceneFree(&scene);
