@@ -17,7 +17,7 @@ static const char *const USAGE =
     "  --contact-margin auto|METRES  which separated contacts enter a step (overrides the\n"
     "                            scene's contact_margin; default auto: velocity-adaptive)\n"
     "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal;\n"
-    "                            ncp: nsgs+fp-apgd|nsgs|fp-apgd|fp-pgs|fp-primal; penalty: explicit\n"
+    "                            ncp: nsgs+fp-apgd|nsgs|fp-apgd|fp-pgs|fp-ipm; penalty: explicit\n"
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"
     "  --duration SECONDS        simulated time (overrides the scene)\n"
