@@ -1,619 +1,752 @@
-/* ccp_primal.c: the CCP by a primal-dual interior-point method for its conic form.
+/* ccp_primal.c: the CCP through seed 001's primal, by Newton's method on its augmented
+ * Lagrangian (the method of multipliers).
  *
- * Problem. Seed 001 gives two convex programs with the same KKT conditions: the primal
- *     min_v 1/2 (v - v_f)^T M (v - v_f)  s.t.  J v - c_stab ∈ K*,
- * whose multipliers are the impulses lambda, and the dual over lambda (3 ncon, N s),
- *     min 1/2 lambda^T G lambda + g^T lambda  s.t.  lambda ∈ K = Π K_mu_i,   G = J M^-1 J^T.
- * We solve the primal's equivalent conic form in contact space, i.e. the dual QP, because the
- * backend is handed the contact problem (G, g, mu) and not J and M: M is block diagonal, so
- * v = v_f + M^-1 J^T lambda recovers the velocities exactly from the impulses (the core does
- * that), and the contact space has 3 ncon unknowns instead of 6 nbody + 3 ncon. The KKT
- * conditions of the two programs are identical (seed 001), so the solution is the same.
+ * Problem (seed 001, "Optimization on the primal"): with v the body velocities (6 nbody),
+ * v_f the free velocity, J the contact Jacobian and y(v) = J v + (phi/dt) e_n the stabilised
+ * contact velocities (= G lambda + g at v = v_f + M^-1 J^T lambda),
+ *     min_v 1/2 ||v - v_f||^2_M   s.t.  y_i(v) ∈ K*_mu_i  for every contact i,
+ * whose multipliers are the impulses lambda ∈ K: the KKT conditions are the CCP
+ * K ∋ lambda ⟂ c̄ = y ∈ K* with M (v - v_f) = J^T lambda.
  *
- * Standard cones. Each K_mu (mu > 0) is mapped onto the second-order cone
- * Q^3 = {x : x0 >= ||(x1, x2)||} by x = (mu l_N, l_T), i.e. lambda_i = E_i x_i with
- * E_i = diag(1/mu, 1, 1); a frictionless contact (mu = 0, K_0 the ray) becomes a 1-d orthant
- * x_i = l_N >= 0, lambda_i = (x_i, 0, 0). With P = E^T G E and q = E^T g the problem is the
- * symmetric-cone complementarity problem
- *     x ∈ C,  z = P x + q ∈ C,  x^T z = 0,      C = Π (Q^3 or R_+), self-dual,
- * and c̄ = G lambda + g relates to z by z_i = E_i^T c̄_i (so z ∈ C is c̄ ∈ K*).
+ * Method (NUMERICS.md "The CCP primal by the augmented Lagrangian"). For multipliers lambda and
+ * penalties rho_i > 0 the augmented Lagrangian of the primal is, up to a constant,
+ *     L(v) = 1/2 ||v - v_f||^2_M + sum_i 1/(2 rho_i) ||Proj_K(lambda_i - rho_i y_i(v))||^2,
+ * convex, C^1 and strongly convex (M > 0), with
+ *     grad L = M (v - v_f) - J^T gamma,   gamma_i = Proj_K(z_i),  z_i = lambda_i - rho_i y_i,
+ *     H = M + J^T D J,   D_i = rho_i dProj_K(z_i)  (cone.c: 3x3, symmetric PSD),
+ * H an element of the generalized Hessian (grad L is semismooth). Each inner problem min L is
+ * solved by Newton steps H dv = -grad L with an exact line search along dv: with
+ * w = J dv (one product a step), phi(t) = L(v + t dv) has
+ *     phi'(t) = t dv^T M dv + dv^T M (v - v_f) - w^T Proj_K(z - t rho w),
+ *     phi''(t) = dv^T M dv + sum_i rho_i w_i^T dProj_K(z_i - t rho_i w_i) w_i,
+ * so each trial costs one projection a contact; phi is convex, and a safeguarded Newton on
+ * phi'(t) = 0 from t = 1, bracketed, finds the minimiser. The multiplier update is
+ * lambda <- gamma (the proximal-point step on the dual: gamma minimises
+ * 1/2 l^T G l + g^T l + sum_i ||l_i - lambda_i||^2 / (2 rho_i) over K when v minimises L);
+ * its fixed points are the CCP's solutions, so the method converges to the hard CCP, not to a
+ * regularised one (with lambda held at 0 and rho_i = 1/R_i this would be Drake's SAP, a soft
+ * contact model; Castro et al. 2022).
  *
- * Algorithm: Mehrotra predictor-corrector on the central path x ∘ z = sigma mu e, from an
- * infeasible interior start (ECOS's: the solution of (P + I) x = -q, shifted into the cone),
- * with Nesterov-Todd scaling (Domahidi, Chu & Boyd, "ECOS: an SOCP solver for embedded
- * systems", ECC 2013; Vandenberghe, "The CVXOPT linear and quadratic cone program solvers"):
- * W = Π W_i with W_i x_i = W_i^-1 z_i =: l_i (the scaled point), W_i = beta W̄(w̄) for Q^3,
- * W_i = sqrt(z_i / x_i) for R_+. The Newton system of
- *     P dx - dz = -(P x + q - z),    l ∘ (W dx + W^-1 dz) = r_c
- * eliminates dz = W (l \ r_c) - W^2 dx, leaving
- *     (P + W^2) dx = -(P x + q - z) + W (l \ r_c),
- * a sparse symmetric positive definite matrix with the block pattern of G (W^2 is block
- * diagonal, 3x3 per contact). It is factored with CHOLMOD: analysed once per problem,
- * factorised once per iteration (both the predictor and the corrector use the factor), so an
- * iteration costs about a sparse Cholesky of a matrix shaped like G: near linear for the
- * contact graphs of stacks and piles. A nearly symmetric G (peer problems) is handled by
- * factoring the symmetric part plus W^2 and iterative refinement against the true P + W^2.
- * Near the solution W_i^2 has eigenvalues of order 1/mu_gap, beta^2 and mu_gap along its
- * eigenvectors (1, u)/sqrt2, (0, u_perp), (1, -u)/sqrt2 (u the direction of w̄'s tangential
- * part). Written in contact coordinates those huge eigenvalues fill whole 3x3 blocks, and
- * their round-off can swamp the entries of P along the soft directions. So each cone's step
- * is written in W_i's eigenbasis, dx_i = Q_i y_i: the matrix factored is Q^T P Q + Lambda with
- * Lambda diagonal, whose large entries sit on the diagonal where Cholesky handles them
- * benignly, and P's entries are only rotated; dz = t - Q Lambda y is formed without the
- * cancellation of W^2 dx. (On the random test problems this gave the same iterates as the
- * plain form: their accuracy limit is the one of the next paragraph; the basis is a guard for
- * badly scaled problems.)
- * A tiny diagonal regularisation (only when CHOLMOD reports a loss of definiteness) keeps the
- * factorisation going; the refinement removes its effect.
+ * Inexact inner solves. After every Newton step gamma (in K by construction) is a candidate
+ * answer: its velocity v_gamma = v_f + M^-1 J^T gamma and contact velocity y_gamma = J v_gamma +
+ * (phi/dt) e_n (a product with J^T and J, counted in stats->products) give its shared residual
+ * (cone.h). The solve stops when that is <= tolerance. Otherwise the multipliers are updated once
+ * the inner problem is solved well enough for the present outer error: when v's own contact
+ * velocities are within PRIMAL_INNER times that residual of gamma's,
+ * ||y(v) - y_gamma||_inf / ||g||_inf <= PRIMAL_INNER r(gamma) (at the inner minimiser v =
+ * v_gamma, so this always comes), or when the line search can no longer decrease L. While the
+ * residual falls the update is extrapolated, lambda <- gamma + (k-1)/(k+2) (gamma - gamma_prev)
+ * (Guler's accelerated proximal point), and plain after a rise; on the peer collection this
+ * took the two slowest problems from 149 and 120 Newton steps to 106 and 110 (and the third,
+ * the granular column, from 77 to 95).
  *
- * Stopping: the shared natural-map residual of lambda = E x (cone.h), with c̄ computed from G
- * (not from z), is <= tolerance; the best iterate by that residual is returned. The warm start
- * in p->lambda is not used: interior-point iterates must start away from the cone boundary.
+ * Penalties: rho_i = kappa / (tr G_ii / 3) (kg, the impulse per m/s of contact i's own Delassus
+ * block; G_ii from J and M^-1, never G): dimensionless in kappa, so scaling every mass leaves
+ * every iterate's residual unchanged. A larger kappa means fewer multiplier updates (the outer
+ * rate of the proximal point) and stiffer inner problems: with a large rho_i a small slip puts a
+ * sticking contact's z outside the cone, and the Newton steps then find the sticking contacts a
+ * few at a time (each line search stops where the next contact sticks). The schedule: a warm
+ * start (residual <= PRIMAL_WARM) starts at PRIMAL_KAPPA, a cold one at PRIMAL_KAPPA_COLD;
+ * after each multiplier update kappa grows tenfold while below PRIMAL_KAPPA, and beyond it (up
+ * to PRIMAL_KAPPA_MAX) while the update did not halve the residual: problems with redundant
+ * contacts (stacks, the peer collection's piles) converge slowly in the proximal point, and need
+ * it. Measured (Newton steps a step, 100 steps; the peer collection from cold): kappa fixed at
+ * 1e3: cube pyramid 1.07, 20-cube stack 0.65, collection 38 of 65 within 100 steps; with the
+ * schedule 0.76, 0.69 and 65 of 65 (1481 steps in all, at most 110). Beyond 1e5 the Newton steps
+ * of the 2020-contact granular column fail (t ~ 1e-7): the cap.
  *
- * Accuracy floor and polish. On a sliding contact x and z both approach the cone boundary,
- * and any neighbourhood of the central path that is multiplicative in the gap mu_gap lets x
- * and z be misaligned by O(sqrt(mu_gap)) (x^T z - sqrt(det x det z) grows with the square of
- * the misalignment), so the impulses converge like sqrt(mu_gap); and mu_gap cannot fall below
- * about 1e-16 (x0 - ||x1|| is a cancellation in double precision). Measured: residuals of
- * 1e-9 to 1e-10 in 12-16 iterations on random problems (relative to 1 + ||g||). When the
- * tolerance asks for more, or a breakdown stops the iteration, the best interior-point iterate
- * warm-starts projected block Gauss-Seidel (ccp_pgs.c), which from there converges in a few
- * sweeps; stats->fallbacks = 1 says so and stats->iterations counts both.
+ * Warm start: lambda from p->lambda (the previous step's impulses by contact key) projected on K,
+ * v = v_f + M^-1 J^T lambda; its residual is checked first, so a step whose warm start already
+ * solves the problem (a resting stack) costs no Newton step.
+ *
+ * Contact space (problems without the velocity-space form: nbody = 0, G given, e.g. read from a
+ * file). The same method with v replaced by x through v = v_f + M^-1 J^T x: y = G x + g,
+ * L(x) = 1/2 x^T G x + sum_i ||Proj_K(lambda_i - rho_i y_i)||^2 / (2 rho_i), and the Newton
+ * step H dv = -grad L with dv = M^-1 J^T dx becomes (I + D G) dx = -(x - gamma). With S_i the
+ * square root of D_i (cone.c), dx = r - S xi, r = gamma - x, and
+ *     (I + S G S) xi = S G r,
+ * symmetric positive definite with G's block pattern, factored by CHOLMOD (analysed once a
+ * solve). The line search is the same with w = G dx (dx^T G dx = dx.w, x^T G dx = x.w).
+ * Problems read from files are only nearly symmetric (the peer collections: |G - G^T| up to
+ * 2.5e-3 max|G|), and a nonsymmetric G has no primal: for those the CCP is solved as the
+ * variational inequality it is, by the same multiplier iteration with semismooth Newton steps on
+ * the inner problem's natural map F(x) = x - Proj_K(lambda - R (G x + g)). The step solves the
+ * true I + S G S by GMRES, preconditioned by the factor of I + S sym(G) S, and the step length
+ * is found by backtracking on ||F||^2 (Armijo). A G symmetric to 1e-12 max|G| takes the
+ * symmetric path.
+ *
+ * Stats: iterations = Newton steps (each one factorization of H, one solve, one product w = J dv
+ * or G dx, and the line search); factorizations = numeric factorizations; products = the
+ * residual checks (one J^T, J pair, or one G product, each).
  */
 #include <math.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "ccp.h"
+#include "ccp_hessian.h"
+#include "ccp_velocity.h"
 #include "cone.h"
 
-typedef struct ipmWork {
-  const cdContactProblem *p;
-  cholmod_common *cc;
-  int nc, n;
-  int *dim, *off;  /* (nc) cone dimension 3 or 1, offset of each cone in x */
-  double *esc;     /* (nc) lambda_N = esc x_0: 1/mu for Q^3, 1 for R_+ */
-  double *ws;      /* (nc x 4) scaling: beta, w̄ (Q^3); w (R_+) */
-  double *Q;       /* (nc x 9) eigenvectors of W_i^2 as columns, row-major (R_+: Q[0] = 1) */
-  double *lam;     /* (nc x 3) eigenvalues of W_i^2 along those columns */
-  int nub;         /* blocks (i, j), i <= j, of G's pattern: the upper triangle */
-  int *ubi, *ubj;  /* (nub) their block row and column */
-  int *ubpos;      /* (nub x 3) position in A->x of entry (0, c) of each block */
-  double *ubS;     /* (nub x 9) E_i^T sym(G)_ij E_j, row-major */
-  double *l3a, *l3b; /* (3 nc) scratch in lambda space */
-  double *res, *cor, *ref; /* (n) refinement scratch */
-  cholmod_sparse *A;
-  cholmod_factor *L;
-  cholmod_dense *B, *X, *Y, *E;
-  double delta;    /* diagonal regularisation of the factored matrix */
-} ipmWork;
+/* the penalty schedule (rho_i = kappa / (tr G_ii / 3)) and the inner-solve criterion: see the
+ * opening comment */
+#define PRIMAL_KAPPA 1e3      /* a warm start's kappa, and where the cold schedule goes first */
+#define PRIMAL_KAPPA_COLD 10  /* a cold start's first kappa */
+#define PRIMAL_KAPPA_MAX 1e5  /* the stiffest */
+#define PRIMAL_WARM 1e-3      /* a start whose residual is at most this is warm */
+#define PRIMAL_COLD 0.5       /* ... and above this cold (new contacts carry no impulse: 1) */
+#define PRIMAL_INNER 0.25     /* the multipliers move once v's velocities are this close (opening comment) */
+#define PRIMAL_LS_MAXIT 40    /* line-search trials */
+#define PRIMAL_GMRES_M 30  /* GMRES restart length (contact space, G not symmetric) */
 
-static void toLambda(const ipmWork *w, const double *x, double *lam) {
-  for (int i = 0; i < w->nc; i++) {
-    const double *xi = &x[w->off[i]];
-    lam[3 * i] = w->esc[i] * xi[0];
-    lam[3 * i + 1] = w->dim[i] == 3 ? xi[1] : 0.0;
-    lam[3 * i + 2] = w->dim[i] == 3 ? xi[2] : 0.0;
+struct cdCcpPrimalWork {
+  cholmod_common cc;
+  int cc_started;
+  cdCcpHessian hess; /* velocity space */
+  /* contact space: the upper blocks (i <= j) of G's pattern, their symmetric part, and where
+   * each sits in the CHOLMOD matrix */
+  int nub, *ubi, *ubj, *ubpos; /* (nub), (nub), (nub x 3): position of entry (0, c) */
+  double *ubS;                 /* (nub x 9) sym(G)_ij */
+  int sym;                     /* 1 when G is symmetric to 1e-12 max|G| */
+  cholmod_sparse *Ac;
+  cholmod_factor *Lc;
+  cholmod_dense *B, *X, *Y, *E;
+  double *gm; /* GMRES workspace */
+  size_t gm_cap;
+  /* vectors */
+  double *buf;
+  size_t buf_cap;
+  unsigned char *skip;
+  size_t skip_cap;
+};
+
+typedef struct {
+  cdCcpPrimalWork *W;
+  cdContactProblem *p;
+  int vel;                     /* 1: velocity space */
+  int nc, n3, nu;              /* contacts, 3 nc, unknowns (6 nbody or 3 nc) */
+  /* per contact (3 nc): multipliers, gamma = Proj(lambda - rho y), y(u), gamma's own y, J du (or
+   * G du), the best iterate, the last multiplier update's gamma, scratch; D and S (9 nc), rho */
+  double *lam, *gam, *y, *yg, *w, *best, *lprev, *t3, *D, *Sr, *rho;
+  /* per unknown (6 nbody, or 3 nc in contact space): u = v - v_f (or x), du, M u, -grad, scratch */
+  double *u, *du, *Mu, *gr, *t1;
+} primal;
+
+void cd_ccpPrimalWorkFree(cdCcpPrimalWork *w) {
+  if (!w) return;
+  if (w->cc_started) {
+    cd_ccpHessianFree(&w->hess);
+    cholmod_free_sparse(&w->Ac, &w->cc);
+    cholmod_free_factor(&w->Lc, &w->cc);
+    cholmod_free_dense(&w->B, &w->cc);
+    cholmod_free_dense(&w->X, &w->cc);
+    cholmod_free_dense(&w->Y, &w->cc);
+    cholmod_free_dense(&w->E, &w->cc);
+    cholmod_finish(&w->cc);
+  }
+  cd_free(w->ubi);
+  cd_free(w->ubS);
+  cd_free(w->gm);
+  cd_free(w->buf);
+  cd_free(w->skip);
+  cd_free(w);
+}
+
+cdCcpPrimalWork *cd_ccpPrimalWorkMake(void) {
+  cdCcpPrimalWork *w = cd_calloc(1, sizeof *w);
+  if (!w) return NULL;
+  if (!cholmod_start(&w->cc)) {
+    cd_free(w);
+    return NULL;
+  }
+  w->cc_started = 1;
+  w->cc.print = 0; /* no I/O from the solvers: failures come back through status codes */
+  w->hess.cc = &w->cc;
+  return w;
+}
+
+/* ---- the two spaces behind one interface ---------------------------------------------- */
+
+/* u of the impulses l: M^-1 J^T l (velocity space) or l itself (contact space) */
+static void uOfImpulse(primal *P, const double *l, double *u) {
+  if (P->vel) {
+    cd_ccpJtMul(P->p, l, u);
+    cd_ccpMinvMul(P->p, u);
+  } else {
+    memcpy(u, l, (size_t)P->n3 * sizeof(double));
   }
 }
 
-/* out = E^T c (lambda space to cone space, the transpose of toLambda) */
-static void fromLambda(const ipmWork *w, const double *c, double *out) {
-  for (int i = 0; i < w->nc; i++) {
-    double *oi = &out[w->off[i]];
-    oi[0] = w->esc[i] * c[3 * i];
-    if (w->dim[i] == 3) {
-      oi[1] = c[3 * i + 1];
-      oi[2] = c[3 * i + 2];
+/* y = B u + g, B = J or G */
+static void contactVel(primal *P, const double *u, double *y, int add) {
+  if (P->vel) {
+    cd_ccpJMul(P->p, u, y, add);
+  } else {
+    cd_blockMatrixMul(&P->p->G, u, y);
+    if (add)
+      for (int k = 0; k < P->n3; k++) y[k] += P->p->g[k];
+  }
+}
+
+/* tr G_ii / 3 per contact: from J and M^-1, or G's diagonal */
+static double diagScale(const cdContactProblem *p, int vel, int i) {
+  if (!vel) {
+    const double *B = &p->G.val[9 * (size_t)p->G.diag[i]];
+    return (B[0] + B[4] + B[8]) / 3.0;
+  }
+  double t = 0.0;
+  for (int s = 0; s < 2; s++) {
+    int k = p->cbody[2 * i + s];
+    if (k < 0) continue;
+    const double *J = &p->J[36 * (size_t)i + 18 * (size_t)s], *I = &p->Iinv[9 * (size_t)k];
+    for (int r = 0; r < 3; r++) {
+      const double *a = &J[6 * r + 3];
+      t += p->minv[k] * (J[6 * r] * J[6 * r] + J[6 * r + 1] * J[6 * r + 1] + J[6 * r + 2] * J[6 * r + 2]);
+      t += a[0] * (I[0] * a[0] + I[1] * a[1] + I[2] * a[2]) + a[1] * (I[3] * a[0] + I[4] * a[1] + I[5] * a[2]) +
+           a[2] * (I[6] * a[0] + I[7] * a[1] + I[8] * a[2]);
     }
   }
+  return t / 3.0;
 }
 
-/* out = P v = E^T G E v */
-static void applyP(ipmWork *w, const double *v, double *out) {
-  toLambda(w, v, w->l3a);
-  cd_blockMatrixMul(&w->p->G, w->l3a, w->l3b);
-  fromLambda(w, w->l3b, out);
+/* ---- contact space: the matrix I + S sym(G) S ------------------------------------------ */
+
+static int cholmodErr(const cholmod_common *cc) {
+  return cc->status == CHOLMOD_OUT_OF_MEMORY ? CD_ERR_NOMEM : CD_ERR_NUMERIC;
 }
 
-static double dotn(const double *a, const double *b, int n) {
+/* the block (i, j) of G, or NULL */
+static const double *gBlock(const cdBlockMatrix *G, int i, int j) {
+  int a = G->rowptr[i], b = G->rowptr[i + 1] - 1;
+  while (a <= b) {
+    int m = (a + b) / 2;
+    if (G->col[m] == j) return &G->val[9 * (size_t)m];
+    if (G->col[m] < j) a = m + 1;
+    else b = m - 1;
+  }
+  return NULL;
+}
+
+/* the pattern (the union of G's and G^T's blocks, upper triangle), sym(G) on it, and the
+ * analysis */
+static int contactAnalyse(cdCcpPrimalWork *W, const cdContactProblem *p) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon;
+  cd_free(W->ubi);
+  cd_free(W->ubS);
+  W->ubi = NULL;
+  W->ubS = NULL;
+  cholmod_free_sparse(&W->Ac, &W->cc);
+  cholmod_free_factor(&W->Lc, &W->cc);
+  /* upper blocks by column: column j takes (min, max) of every stored block; counted with
+   * duplicates, then each column sorted and made unique */
+  int *cnt = cd_calloc((size_t)nc + 1, sizeof(int));
+  if (!cnt) return CD_ERR_NOMEM;
+  for (int i = 0; i < nc; i++)
+    for (int k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) cnt[(G->col[k] > i ? G->col[k] : i) + 1]++;
+  for (int j = 0; j < nc; j++) cnt[j + 1] += cnt[j];
+  int tot = cnt[nc];
+  W->ubi = cd_malloc((size_t)(tot > 0 ? tot : 1) * 5 * sizeof(int));
+  W->ubS = cd_malloc((size_t)(tot > 0 ? tot : 1) * 9 * sizeof(double));
+  int *fill = cd_malloc(((size_t)nc + 1) * sizeof(int));
+  if (!W->ubi || !W->ubS || !fill) {
+    cd_free(cnt);
+    cd_free(fill);
+    return CD_ERR_NOMEM;
+  }
+  W->ubj = W->ubi + tot;
+  W->ubpos = W->ubi + 2 * tot;
+  memcpy(fill, cnt, ((size_t)nc + 1) * sizeof(int));
+  for (int i = 0; i < nc; i++)
+    for (int k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
+      int j = G->col[k], lo = j < i ? j : i, hi = j < i ? i : j;
+      W->ubi[fill[hi]++] = lo;
+    }
+  int nub = 0;
+  for (int j = 0; j < nc; j++) {
+    int start = nub;
+    for (int q = cnt[j]; q < cnt[j + 1]; q++) {
+      int v = W->ubi[q], s = nub;
+      while (s > start && W->ubi[s - 1] > v) s--;
+      if (s > start && W->ubi[s - 1] == v) continue;
+      memmove(&W->ubi[s + 1], &W->ubi[s], (size_t)(nub - s) * sizeof(int));
+      W->ubi[s] = v;
+      nub++;
+    }
+    for (int q = start; q < nub; q++) W->ubj[q] = j;
+    cnt[j] = start;
+  }
+  cnt[nc] = nub;
+  W->nub = nub;
+  /* symmetric to round-off (|G - G^T| <= 1e-12 max|G|): the symmetric path, whose answer is
+   * then the same to far below any tolerance */
+  double gmax = 0.0, amax = 0.0;
+  for (int q = 0; q < nub; q++) {
+    const double *Bij = gBlock(G, W->ubi[q], W->ubj[q]), *Bji = gBlock(G, W->ubj[q], W->ubi[q]);
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) {
+        double a = Bij ? Bij[3 * r + c] : 0.0, b = Bji ? Bji[3 * c + r] : 0.0;
+        W->ubS[9 * q + 3 * r + c] = 0.5 * (a + b);
+        gmax = fmax(gmax, fmax(fabs(a), fabs(b)));
+        amax = fmax(amax, fabs(a - b));
+      }
+  }
+  W->sym = amax <= 1e-12 * gmax;
+  /* column 3 j + c: blocks (i, j) of column j in ascending i, 3 rows each (c + 1 for i = j) */
+  size_t n = 3 * (size_t)nc, nnz = 9 * (size_t)nub;
+  W->Ac = cholmod_allocate_sparse(n, n, nnz, 1, 1, 1, CHOLMOD_REAL, &W->cc);
+  if (!W->Ac) {
+    cd_free(cnt);
+    cd_free(fill);
+    return cholmodErr(&W->cc);
+  }
+  int *Ap = W->Ac->p, *Ai = W->Ac->i, pos = 0;
+  for (int j = 0; j < nc; j++)
+    for (int c = 0; c < 3; c++) {
+      Ap[3 * j + c] = pos;
+      for (int q = cnt[j]; q < cnt[j + 1]; q++) {
+        int i = W->ubi[q], rmax = i == j ? c + 1 : 3;
+        W->ubpos[3 * q + c] = pos;
+        for (int r = 0; r < rmax; r++) Ai[pos++] = 3 * i + r;
+      }
+    }
+  Ap[n] = pos;
+  cd_free(cnt);
+  cd_free(fill);
+  W->Lc = cholmod_analyze(W->Ac, &W->cc);
+  return W->Lc ? CD_OK : cholmodErr(&W->cc);
+}
+
+/* factors I + S sym(G) S, S = P->Sr blocks */
+static int contactFactor(primal *P) {
+  cdCcpPrimalWork *W = P->W;
+  double *Ax = W->Ac->x;
+  for (int q = 0; q < W->nub; q++) {
+    int i = W->ubi[q], j = W->ubj[q];
+    const double *Gs = &W->ubS[9 * q], *Si = &P->Sr[9 * (size_t)i], *Sj = &P->Sr[9 * (size_t)j];
+    double T[9], B[9];
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) T[3 * r + c] = Gs[3 * r] * Sj[c] + Gs[3 * r + 1] * Sj[3 + c] + Gs[3 * r + 2] * Sj[6 + c];
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) B[3 * r + c] = Si[3 * r] * T[c] + Si[3 * r + 1] * T[3 + c] + Si[3 * r + 2] * T[6 + c];
+    for (int c = 0; c < 3; c++) {
+      int rmax = i == j ? c + 1 : 3;
+      for (int r = 0; r < rmax; r++) Ax[W->ubpos[3 * q + c] + r] = B[3 * r + c] + (i == j && r == c ? 1.0 : 0.0);
+    }
+  }
+  W->cc.status = CHOLMOD_OK;
+  if (!cholmod_factorize(W->Ac, W->Lc, &W->cc) || W->cc.status < CHOLMOD_OK) return cholmodErr(&W->cc);
+  return W->cc.status == CHOLMOD_NOT_POSDEF ? CD_ERR_NUMERIC : CD_OK;
+}
+
+/* x = (I + S sym(G) S)^-1 b */
+static int contactFactorSolve(cdCcpPrimalWork *W, const double *b, double *x, size_t n) {
+  if (!W->B || W->B->nrow != n) {
+    cholmod_free_dense(&W->B, &W->cc);
+    W->B = cholmod_allocate_dense(n, 1, n, CHOLMOD_REAL, &W->cc);
+    if (!W->B) return cholmodErr(&W->cc);
+  }
+  memcpy(W->B->x, b, n * sizeof(double));
+  int st = cd_ccpCholmodSolve(W->Lc, W->B, &W->X, &W->Y, &W->E, &W->cc);
+  if (st) return st;
+  memcpy(x, W->X->x, n * sizeof(double));
+  return CD_OK;
+}
+
+/* out = S v per contact block */
+static void sMul(const double *Sr, int nc, const double *v, double *out) {
+  for (int i = 0; i < nc; i++) {
+    const double *S = &Sr[9 * (size_t)i], *a = &v[3 * i];
+    double *o = &out[3 * i];
+    o[0] = S[0] * a[0] + S[1] * a[1] + S[2] * a[2];
+    o[1] = S[3] * a[0] + S[4] * a[1] + S[5] * a[2];
+    o[2] = S[6] * a[0] + S[7] * a[1] + S[8] * a[2];
+  }
+}
+
+/* out = (I + S G S) v; uses P->t3 and P->yg as scratch */
+static void applyContact(primal *P, const double *v, double *out) {
+  sMul(P->Sr, P->nc, v, P->yg);
+  cd_blockMatrixMul(&P->p->G, P->yg, P->t3);
+  sMul(P->Sr, P->nc, P->t3, out);
+  for (int k = 0; k < P->n3; k++) out[k] += v[k];
+}
+
+static double norm2(const double *a, int n) {
   double s = 0.0;
-  for (int k = 0; k < n; k++) s += a[k] * b[k];
+  for (int k = 0; k < n; k++) s += a[k] * a[k];
+  return sqrt(s);
+}
+
+/* x = (I + S G S)^-1 b for a G that is not exactly symmetric: restarted GMRES(PRIMAL_GMRES_M),
+ * right-preconditioned by the factor of I + S sym(G) S (whose symmetric part it is, so the
+ * preconditioned operator is I plus a small skew-like part: a few iterations), to 1e-13
+ * relative. Workspace in W->gm. */
+static int gmres(primal *P, const double *b, double *x) {
+  cdCcpPrimalWork *W = P->W;
+  int n = P->n3, m = PRIMAL_GMRES_M;
+  size_t need = (size_t)(m + 3) * (size_t)n + (size_t)(m + 1) * (size_t)(m + 4);
+  if (need > W->gm_cap || !W->gm) {
+    double *g = cd_realloc(W->gm, need * sizeof(double));
+    if (!g) return CD_ERR_NOMEM;
+    W->gm = g;
+    W->gm_cap = need;
+  }
+  double *V = W->gm, *z = V + (size_t)(m + 1) * n, *w = z + n, *H = w + n, *cs = H + (size_t)(m + 1) * m,
+         *sn = cs + m + 1, *gv = sn + m + 1, *y = gv + m + 1;
+  double bn = norm2(b, n);
+  memset(x, 0, (size_t)n * sizeof(double));
+  if (bn == 0.0) return CD_OK;
+  double tol = 1e-13 * bn;
+  memcpy(w, b, (size_t)n * sizeof(double));
+  for (int restart = 0; restart < 10; restart++) {
+    double beta = norm2(w, n);
+    if (beta <= tol) break;
+    for (int k = 0; k < n; k++) V[k] = w[k] / beta;
+    memset(gv, 0, (size_t)(m + 1) * sizeof(double));
+    gv[0] = beta;
+    int j = 0;
+    for (; j < m; j++) {
+      int st = contactFactorSolve(W, &V[(size_t)j * n], z, (size_t)n);
+      if (st) return st;
+      applyContact(P, z, w);
+      for (int i = 0; i <= j; i++) { /* modified Gram-Schmidt */
+        double h = 0.0;
+        const double *vi = &V[(size_t)i * n];
+        for (int k = 0; k < n; k++) h += w[k] * vi[k];
+        for (int k = 0; k < n; k++) w[k] -= h * vi[k];
+        H[(size_t)i * m + j] = h;
+      }
+      double hn = norm2(w, n);
+      for (int i = 0; i < j; i++) { /* the earlier rotations on the new column */
+        double a = H[(size_t)i * m + j], bb = H[(size_t)(i + 1) * m + j];
+        H[(size_t)i * m + j] = cs[i] * a + sn[i] * bb;
+        H[(size_t)(i + 1) * m + j] = -sn[i] * a + cs[i] * bb;
+      }
+      double a = H[(size_t)j * m + j], d = hypot(a, hn);
+      cs[j] = d > 0.0 ? a / d : 1.0;
+      sn[j] = d > 0.0 ? hn / d : 0.0;
+      H[(size_t)j * m + j] = d;
+      gv[j + 1] = -sn[j] * gv[j];
+      gv[j] = cs[j] * gv[j];
+      if (hn > 0.0)
+        for (int k = 0; k < n; k++) V[(size_t)(j + 1) * n + k] = w[k] / hn;
+      if (fabs(gv[j + 1]) <= tol || hn == 0.0) {
+        j++;
+        break;
+      }
+    }
+    /* y = H^-1 g (j x j upper triangular); x += P^-1 (V y) */
+    for (int i = j - 1; i >= 0; i--) {
+      double s = gv[i];
+      for (int q = i + 1; q < j; q++) s -= H[(size_t)i * m + q] * y[q];
+      y[i] = s / H[(size_t)i * m + i];
+    }
+    memset(w, 0, (size_t)n * sizeof(double));
+    for (int i = 0; i < j; i++)
+      for (int k = 0; k < n; k++) w[k] += y[i] * V[(size_t)i * n + k];
+    int st = contactFactorSolve(W, w, z, (size_t)n);
+    if (st) return st;
+    for (int k = 0; k < n; k++) x[k] += z[k];
+    /* the true residual for the next cycle */
+    applyContact(P, x, w);
+    for (int k = 0; k < n; k++) w[k] = b[k] - w[k];
+  }
+  return CD_OK;
+}
+
+/* ---- the Newton step ------------------------------------------------------------------- */
+
+/* at the current y: gamma, D (and S in contact space), skip; returns nothing */
+static void linearise(primal *P) {
+  const cdContactProblem *p = P->p;
+  unsigned char *skip = P->W->skip;
+  for (int i = 0; i < P->nc; i++) {
+    double z[3], *Di = &P->D[9 * (size_t)i], r = P->rho[i];
+    for (int c = 0; c < 3; c++) z[c] = P->lam[3 * i + c] - r * P->y[3 * i + c];
+    int region = cd_coneProjectJacobian(p->mu[i], z, &P->gam[3 * i], Di, P->vel ? NULL : &P->Sr[9 * (size_t)i]);
+    for (int c = 0; c < 9; c++) Di[c] *= r;
+    if (!P->vel) {
+      double sr = sqrt(r);
+      for (int c = 0; c < 9; c++) P->Sr[9 * (size_t)i + c] *= sr;
+    }
+    skip[i] = region == 0;
+  }
+}
+
+/* the Newton direction du at u (gamma, D from linearise), and gr: -grad L (velocity space) or
+ * gamma - x (contact space). CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC */
+static int newtonDirection(primal *P) {
+  cdCcpPrimalWork *W = P->W;
+  int nu = P->nu;
+  if (P->vel) {
+    cd_ccpHessianMassMul(&W->hess, P->u, P->Mu);
+    cd_ccpJtMul(P->p, P->gam, P->gr);
+    for (int k = 0; k < nu; k++) P->gr[k] -= P->Mu[k]; /* -grad L = J^T gamma - M u */
+    int st = cd_ccpHessianFactor(&W->hess, P->p, P->D, W->skip);
+    if (st) return st;
+    return cd_ccpHessianSolve(&W->hess, P->gr, P->du);
+  }
+  /* contact space: r = gamma - x; (I + S G S) xi = S G r; dx = r - S xi */
+  int n3 = P->n3, st = contactFactor(P);
+  if (st) return st;
+  double *r = P->gr, *rhs = P->t1, *xi = P->du;
+  for (int k = 0; k < n3; k++) r[k] = P->gam[k] - P->u[k];
+  cd_blockMatrixMul(&P->p->G, r, P->t3);
+  sMul(P->Sr, P->nc, P->t3, rhs);
+  st = W->sym ? contactFactorSolve(W, rhs, xi, (size_t)n3) : gmres(P, rhs, xi);
+  if (st) return st;
+  sMul(P->Sr, P->nc, xi, P->t3);
+  for (int k = 0; k < n3; k++) P->du[k] = r[k] - P->t3[k];
+  return CD_OK;
+}
+
+/* phi'(t) and phi''(t) of the line search, from phi'(0) = d0: phi'(t) = d0 + a t -
+ * w^T (gamma(t) - gamma(0)), with gamma(0) in P->gam (the differences carry no cancellation of
+ * the large terms t dv^T M dv and w^T gamma, which near the inner minimiser would swamp phi') */
+static void lsEval(primal *P, double a, double d0, double t, double *d1, double *d2) {
+  const cdContactProblem *p = P->p;
+  double s1 = d0 + a * t, s2 = a;
+  for (int i = 0; i < P->nc; i++) {
+    const double *wi = &P->w[3 * i], *g0 = &P->gam[3 * i];
+    double r = P->rho[i], z[3], g[3], Dm[9];
+    for (int c = 0; c < 3; c++) z[c] = P->lam[3 * i + c] - r * (P->y[3 * i + c] + t * wi[c]);
+    int region = cd_coneProjectJacobian(p->mu[i], z, g, Dm, NULL);
+    s1 -= wi[0] * (g[0] - g0[0]) + wi[1] * (g[1] - g0[1]) + wi[2] * (g[2] - g0[2]);
+    if (region == 0) continue;
+    double Dw0 = Dm[0] * wi[0] + Dm[1] * wi[1] + Dm[2] * wi[2], Dw1 = Dm[3] * wi[0] + Dm[4] * wi[1] + Dm[5] * wi[2],
+           Dw2 = Dm[6] * wi[0] + Dm[7] * wi[1] + Dm[8] * wi[2];
+    s2 += r * (wi[0] * Dw0 + wi[1] * Dw1 + wi[2] * Dw2);
+  }
+  *d1 = s1;
+  *d2 = s2;
+}
+
+/* gamma = Proj_K(lambda - rho y) at the current y */
+/* gamma = Proj_K(lambda - rho y) at the current y */
+static void projectAt(primal *P) {
+  for (int i = 0; i < P->nc; i++) {
+    double z[3];
+    for (int c = 0; c < 3; c++) z[c] = P->lam[3 * i + c] - P->rho[i] * P->y[3 * i + c];
+    cd_coneProject(P->p->mu[i], z, &P->gam[3 * i]);
+  }
+}
+
+/* the exact line search: the minimiser of the convex phi(t) along du, by Newton on phi' with
+ * a bracket; returns t (0 when du is no descent direction: d0 >= 0) */
+static double lineSearch(primal *P, double a, double d0) {
+  if (!(d0 < 0.0)) return 0.0;
+  double d1, d2, gtol = 1e-8 * -d0, lo = 0.0, hi = INFINITY, t = 1.0;
+  for (int k = 0; k < PRIMAL_LS_MAXIT; k++) {
+    lsEval(P, a, d0, t, &d1, &d2);
+    if (fabs(d1) <= gtol) break;
+    if (d1 < 0.0) lo = t;
+    else hi = t;
+    double tn = d2 > 0.0 ? t - d1 / d2 : INFINITY;
+    if (!(tn > lo && tn < hi)) tn = isfinite(hi) ? 0.5 * (lo + hi) : 2.0 * t;
+    if (isfinite(hi) && hi - lo <= 1e-15 * hi) {
+      t = lo > 0.0 ? lo : t;
+      break;
+    }
+    t = tn;
+  }
+  return t;
+}
+
+/* ||F(t)||^2, F(t) = x + t dx - Proj_K(lambda - rho (y + t w)): the inner problem's natural map
+ * along the step (contact space, G not symmetric) */
+static double naturalAlong(primal *P, double t) {
+  double s = 0.0;
+  for (int i = 0; i < P->nc; i++) {
+    double z[3], g[3], r = P->rho[i];
+    for (int c = 0; c < 3; c++) z[c] = P->lam[3 * i + c] - r * (P->y[3 * i + c] + t * P->w[3 * i + c]);
+    cd_coneProject(P->p->mu[i], z, g);
+    for (int c = 0; c < 3; c++) {
+      double f = P->u[3 * i + c] + t * P->du[3 * i + c] - g[c];
+      s += f * f;
+    }
+  }
   return s;
 }
 
-/* W̄ v for the hyperbolic scaling matrix W̄ = [w0 w1^T; w1 I + w1 w1^T / (1 + w0)];
- * sgn = -1 gives J W̄ J v = W̄^-1 v */
-static void wbarApply(const double *wb, const double *v, double *out, double sgn) {
-  double t = wb[1] * v[1] + wb[2] * v[2];
-  double o0 = wb[0] * v[0] + sgn * t, f = sgn * v[0] + t / (1.0 + wb[0]);
-  out[0] = o0;
-  out[1] = v[1] + f * wb[1];
-  out[2] = v[2] + f * wb[2];
-}
-
-/* out = W v (inv = 0) or W^-1 v (inv = 1), cone by cone */
-static void applyW(const ipmWork *w, const double *v, double *out, int inv) {
-  for (int i = 0; i < w->nc; i++) {
-    const double *s = &w->ws[4 * i], *vi = &v[w->off[i]];
-    double *oi = &out[w->off[i]];
-    if (w->dim[i] == 1) {
-      oi[0] = inv ? vi[0] / s[0] : vi[0] * s[0];
-    } else {
-      double t[3];
-      wbarApply(&s[1], vi, t, inv ? -1.0 : 1.0);
-      double b = inv ? 1.0 / s[0] : s[0];
-      oi[0] = b * t[0];
-      oi[1] = b * t[1];
-      oi[2] = b * t[2];
+/* the line search where L has no meaning (G not symmetric): backtracking on ||F||^2 with the
+ * Armijo rule, the best trial when none passes, 0 when none decreases it */
+static double lineBacktrack(primal *P) {
+  double f0 = naturalAlong(P, 0.0), t = 1.0, tb = 0.0, fb = f0;
+  for (int k = 0; k < PRIMAL_LS_MAXIT; k++, t *= 0.5) {
+    double f = naturalAlong(P, t);
+    if (f <= (1.0 - 1e-4 * t) * f0) return t;
+    if (f < fb) {
+      fb = f;
+      tb = t;
     }
   }
+  return tb;
 }
 
-/* out = u ∘ v (Jordan product) */
-static void jordan(const ipmWork *w, const double *u, const double *v, double *out) {
-  for (int i = 0; i < w->nc; i++) {
-    const double *a = &u[w->off[i]], *b = &v[w->off[i]];
-    double *o = &out[w->off[i]];
-    if (w->dim[i] == 1) {
-      o[0] = a[0] * b[0];
-    } else {
-      double d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-      o[1] = a[0] * b[1] + b[0] * a[1];
-      o[2] = a[0] * b[2] + b[0] * a[2];
-      o[0] = d;
-    }
+/* ---- the solve -------------------------------------------------------------------------- */
+
+static int reserve(cdCcpPrimalWork *W, size_t ndouble, size_t nbyte) {
+  if (ndouble > W->buf_cap || !W->buf) {
+    double *b = cd_realloc(W->buf, ndouble * sizeof(double));
+    if (!b) return CD_ERR_NOMEM;
+    W->buf = b;
+    W->buf_cap = ndouble;
   }
-}
-
-/* out = l \ r, the solution u of l ∘ u = r (l in the cone interior) */
-static void jordanSolve(const ipmWork *w, const double *l, const double *r, double *out) {
-  for (int i = 0; i < w->nc; i++) {
-    const double *a = &l[w->off[i]], *b = &r[w->off[i]];
-    double *o = &out[w->off[i]];
-    if (w->dim[i] == 1) {
-      o[0] = b[0] / a[0];
-    } else {
-      double det = a[0] * a[0] - a[1] * a[1] - a[2] * a[2];
-      double u0 = (a[0] * b[0] - a[1] * b[1] - a[2] * b[2]) / det;
-      o[0] = u0;
-      o[1] = (b[1] - u0 * a[1]) / a[0];
-      o[2] = (b[2] - u0 * a[2]) / a[0];
-    }
-  }
-}
-
-/* the largest alpha with x + alpha d in the cone (x interior); INFINITY when unbounded */
-static double maxStep(const ipmWork *w, const double *x, const double *d) {
-  double amax = INFINITY;
-  for (int i = 0; i < w->nc; i++) {
-    const double *a = &x[w->off[i]], *b = &d[w->off[i]];
-    if (w->dim[i] == 1) {
-      if (b[0] < 0.0) amax = fmin(amax, -a[0] / b[0]);
-      continue;
-    }
-    /* f(alpha) = (a + alpha b)^T J (a + alpha b) = A alpha^2 + 2 B alpha + C, C > 0 */
-    double A = b[0] * b[0] - b[1] * b[1] - b[2] * b[2];
-    double Bq = a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
-    double C = a[0] * a[0] - a[1] * a[1] - a[2] * a[2];
-    if (b[0] >= sqrt(b[1] * b[1] + b[2] * b[2])) continue; /* d ∈ Q: never leaves */
-    double root = INFINITY;
-    if (A == 0.0) {
-      if (Bq < 0.0) root = -C / (2.0 * Bq);
-    } else {
-      double disc = Bq * Bq - A * C;
-      if (disc >= 0.0) {
-        double qq = -(Bq + copysign(sqrt(disc), Bq));
-        double r1 = qq / A, r2 = qq != 0.0 ? C / qq : INFINITY;
-        if (r1 > 0.0) root = fmin(root, r1);
-        if (r2 > 0.0) root = fmin(root, r2);
-      }
-    }
-    amax = fmin(amax, root);
-  }
-  return amax;
-}
-
-/* W_i^2 = I for every cone: the system (P + I) x = -q of the starting point */
-static void identityScaling(ipmWork *w) {
-  for (int i = 0; i < w->nc; i++) {
-    double *Q = &w->Q[9 * i], *l = &w->lam[3 * i];
-    for (int k = 0; k < 9; k++) Q[k] = (k % 4 == 0);
-    l[0] = l[1] = l[2] = 1.0;
-  }
-}
-
-/* the NT scaling of every cone at (x, z), the scaled point l = W x, and the eigenbasis of
- * W^2: W̄ has eigenvalues w0 + |w1|, 1 / (w0 + |w1|) (w̄^T J w̄ = 1) and 1 along
- * (1, u)/sqrt2, (1, -u)/sqrt2, (0, u_perp), u = w1 / |w1| */
-static int ntScaling(ipmWork *w, const double *x, const double *z, double *l) {
-  for (int i = 0; i < w->nc; i++) {
-    const double *a = &x[w->off[i]], *b = &z[w->off[i]];
-    double *s = &w->ws[4 * i], *Q = &w->Q[9 * i], *lm = &w->lam[3 * i];
-    if (w->dim[i] == 1) {
-      s[0] = sqrt(b[0] / a[0]);
-      Q[0] = 1.0;
-      lm[0] = b[0] / a[0];
-      if (!(s[0] > 0.0) || !isfinite(lm[0])) return -1;
-      continue;
-    }
-    double nx = a[0] * a[0] - a[1] * a[1] - a[2] * a[2], nz = b[0] * b[0] - b[1] * b[1] - b[2] * b[2];
-    if (!(nx > 0.0) || !(nz > 0.0)) return -1;
-    nx = sqrt(nx);
-    nz = sqrt(nz);
-    double xb[3] = {a[0] / nx, a[1] / nx, a[2] / nx}, zb[3] = {b[0] / nz, b[1] / nz, b[2] / nz};
-    double gam = sqrt(0.5 * (1.0 + xb[0] * zb[0] + xb[1] * zb[1] + xb[2] * zb[2]));
-    /* w̄ = (z̄ + J x̄) / (2 gamma), beta = (z^T J z / x^T J x)^(1/4): then W x = W^-1 z */
-    s[0] = sqrt(nz / nx);
-    s[1] = (zb[0] + xb[0]) / (2.0 * gam);
-    s[2] = (zb[1] - xb[1]) / (2.0 * gam);
-    s[3] = (zb[2] - xb[2]) / (2.0 * gam);
-    double t = hypot(s[2], s[3]), u1 = 1.0, u2 = 0.0, r2 = sqrt(0.5);
-    if (t > 0.0) {
-      u1 = s[2] / t;
-      u2 = s[3] / t;
-    }
-    double big = s[1] + t, b2 = s[0] * s[0];
-    Q[0] = r2, Q[1] = r2, Q[2] = 0.0;
-    Q[3] = r2 * u1, Q[4] = -r2 * u1, Q[5] = -u2;
-    Q[6] = r2 * u2, Q[7] = -r2 * u2, Q[8] = u1;
-    lm[0] = b2 * big * big;
-    lm[1] = b2 / (big * big);
-    lm[2] = b2;
-    if (!isfinite(lm[0]) || !(lm[1] > 0.0)) return -1;
-  }
-  applyW(w, x, l, 0);
-  return 0;
-}
-
-/* out = Q v (transpose = 0) or Q^T v (transpose = 1), cone by cone */
-static void applyQ(const ipmWork *w, const double *v, double *out, int transpose) {
-  for (int i = 0; i < w->nc; i++) {
-    const double *Q = &w->Q[9 * i], *vi = &v[w->off[i]];
-    double *oi = &out[w->off[i]];
-    if (w->dim[i] == 1) {
-      oi[0] = Q[0] * vi[0];
-      continue;
-    }
-    double o[3];
-    for (int r = 0; r < 3; r++)
-      o[r] = transpose ? Q[r] * vi[0] + Q[3 + r] * vi[1] + Q[6 + r] * vi[2]
-                       : Q[3 * r] * vi[0] + Q[3 * r + 1] * vi[1] + Q[3 * r + 2] * vi[2];
-    oi[0] = o[0];
-    oi[1] = o[1];
-    oi[2] = o[2];
-  }
-}
-
-/* builds the pattern of the Newton matrix (upper triangle, CSC, the block pattern of G), the
- * E-scaled symmetric part of every upper block, and analyses the pattern */
-static int buildMatrix(ipmWork *w) {
-  const cdBlockMatrix *G = &w->p->G;
-  size_t nnz = 0;
-  int nub = 0;
-  for (int j = 0; j < w->nc; j++)
-    for (int k = G->rowptr[j]; k < G->rowptr[j + 1] && G->col[k] <= j; k++) {
-      int i = G->col[k];
-      nub++;
-      nnz += i == j ? (size_t)(w->dim[j] * (w->dim[j] + 1) / 2) : (size_t)(w->dim[i] * w->dim[j]);
-    }
-  w->nub = nub;
-  w->A = cholmod_allocate_sparse((size_t)w->n, (size_t)w->n, nnz, 1, 1, 1, CHOLMOD_REAL, w->cc);
-  w->ubi = cd_malloc((size_t)(nub > 0 ? nub : 1) * 2 * sizeof(int));
-  w->ubpos = cd_malloc((size_t)(nub > 0 ? nub : 1) * 3 * sizeof(int));
-  w->ubS = cd_malloc((size_t)(nub > 0 ? nub : 1) * 9 * sizeof(double));
-  if (!w->A || !w->ubi || !w->ubpos || !w->ubS) return CD_ERR_NOMEM;
-  w->ubj = w->ubi + nub;
-  int *Ap = w->A->p, *Ai = w->A->i;
-  /* the upper blocks of block column j are the blocks (j, i), i <= j, of row j (G's pattern
-   * is symmetric); sym(G)_ij = (G_ij + G_ji^T) / 2 with G_ij looked up in row i */
-  int kk = 0;
-  for (int j = 0; j < w->nc; j++) {
-    int first = kk;
-    for (int k = G->rowptr[j]; k < G->rowptr[j + 1] && G->col[k] <= j; k++, kk++) {
-      int i = G->col[k];
-      const double *Bji = &G->val[9 * (size_t)k], *Bij = NULL;
-      int lo = G->rowptr[i], hi = G->rowptr[i + 1] - 1;
-      while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (G->col[mid] == j) {
-          Bij = &G->val[9 * (size_t)mid];
-          break;
-        }
-        if (G->col[mid] < j) lo = mid + 1;
-        else hi = mid - 1;
-      }
-      w->ubi[kk] = i;
-      w->ubj[kk] = j;
-      for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-          double er = r == 0 ? w->esc[i] : 1.0, ec = c == 0 ? w->esc[j] : 1.0;
-          w->ubS[9 * kk + 3 * r + c] = er * ec * 0.5 * ((Bij ? Bij[3 * r + c] : 0.0) + Bji[3 * c + r]);
-        }
-    }
-    /* column o_j + c holds, block by block (i ascending), d_i rows (c + 1 for i = j) */
-    size_t pos = j == 0 ? 0 : (size_t)Ap[w->off[j]];
-    for (int c = 0; c < w->dim[j]; c++) {
-      Ap[w->off[j] + c] = (int)pos;
-      for (int q = first; q < kk; q++) {
-        int i = w->ubi[q], rmax = i == j ? c + 1 : w->dim[i];
-        w->ubpos[3 * q + c] = (int)pos;
-        for (int r = 0; r < rmax; r++) Ai[pos++] = w->off[i] + r;
-      }
-    }
-    Ap[w->off[j] + w->dim[j]] = (int)pos;
-  }
-  w->L = cholmod_analyze(w->A, w->cc);
-  if (!w->L || w->cc->status < CHOLMOD_OK) return w->cc->status == CHOLMOD_OUT_OF_MEMORY ? CD_ERR_NOMEM : CD_ERR_NUMERIC;
-  return CD_OK;
-}
-
-/* A = Q^T P_sym Q + Lambda + delta I in the eigenbases of the current scaling; factorises it,
- * raising delta on a loss of positive definiteness */
-static int factorMatrix(ipmWork *w) {
-  double *Ax = w->A->x;
-  for (int attempt = 0; attempt < 6; attempt++) {
-    for (int q = 0; q < w->nub; q++) {
-      int i = w->ubi[q], j = w->ubj[q], di = w->dim[i], dj = w->dim[j];
-      const double *S = &w->ubS[9 * q], *Qi = &w->Q[9 * i], *Qj = &w->Q[9 * j];
-      double SQ[9], M[9];
-      for (int a = 0; a < di; a++)
-        for (int c = 0; c < dj; c++) {
-          double s = 0.0;
-          for (int b = 0; b < dj; b++) s += S[3 * a + b] * Qj[3 * b + c];
-          SQ[3 * a + c] = s;
-        }
-      for (int r = 0; r < di; r++)
-        for (int c = 0; c < dj; c++) {
-          double s = 0.0;
-          for (int a = 0; a < di; a++) s += Qi[3 * a + r] * SQ[3 * a + c];
-          M[3 * r + c] = s;
-        }
-      for (int c = 0; c < dj; c++) {
-        int rmax = i == j ? c + 1 : di;
-        for (int r = 0; r < rmax; r++) {
-          double v = M[3 * r + c];
-          if (i == j && r == c) v += w->lam[3 * j + c] + w->delta;
-          Ax[w->ubpos[3 * q + c] + r] = v;
-        }
-      }
-    }
-    w->cc->status = CHOLMOD_OK;
-    if (!cholmod_factorize(w->A, w->L, w->cc)) return CD_ERR_NOMEM;
-    if (w->cc->status == CHOLMOD_OK) return CD_OK;
-    if (w->cc->status == CHOLMOD_OUT_OF_MEMORY) return CD_ERR_NOMEM;
-    if (w->cc->status != CHOLMOD_NOT_POSDEF) return CD_ERR_NUMERIC;
-    w->delta = w->delta > 0.0 ? 1e3 * w->delta : 1e-12;
-  }
-  return CD_ERR_NUMERIC;
-}
-
-/* out = (Q^T P Q + Lambda) y, the true (possibly nonsymmetric) matrix in the eigenbases;
- * uses w->cor as scratch, so out must be another array */
-static void applyK(ipmWork *w, const double *y, double *out) {
-  applyQ(w, y, out, 0);
-  applyP(w, out, w->cor);
-  applyQ(w, w->cor, out, 1);
-  for (int i = 0; i < w->nc; i++)
-    for (int r = 0; r < w->dim[i]; r++) out[w->off[i] + r] += w->lam[3 * i + r] * y[w->off[i] + r];
-}
-
-/* y = (Q^T P Q + Lambda)^-1 Q^T rhs: the factor of the regularised symmetric part, then
- * iterative refinement against the true matrix. Uses w->res, w->cor, w->ref as scratch. */
-static int solveK(ipmWork *w, const double *rhs, double *y) {
-  int n = w->n;
-  double *rb = w->ref, nr = 0.0, prev = INFINITY;
-  applyQ(w, rhs, rb, 1);
-  for (int k = 0; k < n; k++) nr = fmax(nr, fabs(rb[k]));
-  memset(y, 0, (size_t)n * sizeof *y);
-  memcpy(w->res, rb, (size_t)n * sizeof *rb);
-  for (int ref = 0; ref < 10; ref++) {
-    memcpy(w->B->x, w->res, (size_t)n * sizeof(double));
-    if (!cholmod_solve2(CHOLMOD_A, w->L, w->B, NULL, &w->X, NULL, &w->Y, &w->E, w->cc)) return CD_ERR_NOMEM;
-    const double *xs = w->X->x;
-    for (int k = 0; k < n; k++) y[k] += xs[k];
-    applyK(w, y, w->res);
-    double rr = 0.0;
-    for (int k = 0; k < n; k++) {
-      w->res[k] = rb[k] - w->res[k];
-      rr = fmax(rr, fabs(w->res[k]));
-    }
-    if (!isfinite(rr)) return CD_ERR_NUMERIC;
-    /* stop at round-off level or when refinement stops helping */
-    if (rr <= 1e-15 * nr || rr > 0.5 * prev) break;
-    prev = rr;
+  if (nbyte > W->skip_cap || !W->skip) {
+    unsigned char *s = cd_realloc(W->skip, nbyte);
+    if (!s) return CD_ERR_NOMEM;
+    W->skip = s;
+    W->skip_cap = nbyte;
   }
   return CD_OK;
 }
 
-/* the cone's "smallest eigenvalue" x0 - ||x1|| of each cone, min over cones */
-static double minEig(const ipmWork *w, const double *x) {
-  double m = INFINITY;
-  for (int i = 0; i < w->nc; i++) {
-    const double *a = &x[w->off[i]];
-    m = fmin(m, w->dim[i] == 1 ? a[0] : a[0] - sqrt(a[1] * a[1] + a[2] * a[2]));
-  }
-  return m;
-}
-
-static void shiftIn(const ipmWork *w, double *x) {
-  double m = minEig(w, x);
-  if (m > 0.0) return;
-  for (int i = 0; i < w->nc; i++) x[w->off[i]] += 1.0 - m;
-}
-
-static void ipmFree(ipmWork *w) {
-  cholmod_free_sparse(&w->A, w->cc);
-  cholmod_free_factor(&w->L, w->cc);
-  cholmod_free_dense(&w->B, w->cc);
-  cholmod_free_dense(&w->X, w->cc);
-  cholmod_free_dense(&w->Y, w->cc);
-  cholmod_free_dense(&w->E, w->cc);
-  cd_free(w->ubi);
-  cd_free(w->ubpos);
-  cd_free(w->ubS);
-  cd_free(w->Q);
-  cd_free(w->lam);
-  cd_free(w->dim);
-  cd_free(w->off);
-  cd_free(w->esc);
-  cd_free(w->ws);
-  cd_free(w->l3a);
-}
-
-int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cholmod_common *cc, cdSolveStats *stats) {
-  int nc = p->ncon;
-  double tol = par && par->tolerance > 0 ? par->tolerance : CD_CCP_PRIMAL_TOL;
+int cd_ccpPrimalSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpPrimalWork *work, cdSolveStats *stats) {
+  double tol = par && par->tolerance > 0 ? par->tolerance : CD_CCP_NEWTON_TOL;
   int maxit = par && par->max_iterations > 0 ? par->max_iterations : CD_CCP_PRIMAL_MAXIT;
   memset(stats, 0, sizeof *stats);
-  if (nc == 0) {
+  if (p->ncon == 0) {
     stats->converged = 1;
     return CD_OK;
   }
-  ipmWork w;
-  memset(&w, 0, sizeof w);
-  w.p = p;
-  w.cc = cc;
-  w.nc = nc;
-  w.dim = cd_malloc((size_t)nc * sizeof(int));
-  w.off = cd_malloc((size_t)nc * sizeof(int));
-  w.esc = cd_malloc((size_t)nc * sizeof(double));
-  w.ws = cd_malloc((size_t)nc * 4 * sizeof(double));
-  w.Q = cd_calloc((size_t)nc * 9, sizeof(double));
-  w.lam = cd_calloc((size_t)nc * 3, sizeof(double));
-  if (!w.dim || !w.off || !w.esc || !w.ws || !w.Q || !w.lam) {
-    ipmFree(&w);
-    return CD_ERR_NOMEM;
+  cdCcpPrimalWork *own = NULL;
+  if (!work) {
+    own = work = cd_ccpPrimalWorkMake();
+    if (!work) return CD_ERR_NOMEM;
   }
-  for (int i = 0; i < nc; i++) {
-    w.off[i] = w.n;
-    w.dim[i] = p->mu[i] > 0.0 ? 3 : 1;
-    w.esc[i] = p->mu[i] > 0.0 ? 1.0 / p->mu[i] : 1.0;
-    w.n += w.dim[i];
+  primal P;
+  memset(&P, 0, sizeof P);
+  P.W = work;
+  P.p = p;
+  P.vel = p->nbody > 0;
+  P.nc = p->ncon;
+  P.n3 = 3 * P.nc;
+  P.nu = P.vel ? 6 * p->nbody : P.n3;
+  size_t n3 = (size_t)P.n3, nu = (size_t)P.nu, nc = (size_t)P.nc;
+  int st = reserve(work, 8 * n3 + 19 * nc + 5 * nu, nc);
+  if (st == CD_OK && !P.vel && cd_contactProblemDelassus(p)) st = CD_ERR_NOMEM;
+  if (st) {
+    cd_ccpPrimalWorkFree(own);
+    return st;
   }
-  int n = w.n;
-  /* best lambda outlives the work arrays (the polish needs it) */
-  double *best = cd_malloc(3 * (size_t)nc * sizeof(double));
-  if (!best) {
-    ipmFree(&w);
-    return CD_ERR_NOMEM;
-  }
-  /* lambda-space scratch (2 x 3nc), lambda / c̄ / best (3 x 3nc), and the cone-space
-   * vectors x z dx dz dxa dza rd l rc u rhs t res cor ref y (16 x n) */
-  size_t nl = 3 * (size_t)nc;
-  w.l3a = cd_malloc((5 * nl + 16 * (size_t)n) * sizeof(double));
-  if (!w.l3a) {
-    ipmFree(&w);
-    cd_free(best);
-    return CD_ERR_NOMEM;
-  }
-  w.l3b = w.l3a + nl;
-  double *lam = w.l3a + 2 * nl, *cb = w.l3a + 3 * nl, *v = w.l3a + 5 * nl;
-  double *x = v, *z = v + n, *dx = v + 2 * n, *dz = v + 3 * n, *dxa = v + 4 * n, *dza = v + 5 * n, *rd = v + 6 * n,
-         *l = v + 7 * n, *rc = v + 8 * n, *u = v + 9 * n, *rhs = v + 10 * n, *t = v + 11 * n;
-  w.res = v + 12 * n;
-  w.cor = v + 13 * n;
-  w.ref = v + 14 * n;
-  double *y = v + 15 * n;
-  w.B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
-  int rc_ = w.B ? buildMatrix(&w) : CD_ERR_NOMEM;
-  double rbest = INFINITY;
-  int it = 0;
+  double *b = work->buf;
+  P.lam = b;
+  P.gam = b + n3;
+  P.y = b + 2 * n3;
+  P.yg = b + 3 * n3;
+  P.w = b + 4 * n3;
+  P.best = b + 5 * n3;
+  P.t3 = b + 6 * n3;
+  P.lprev = b + 7 * n3;
+  P.D = b + 8 * n3;
+  P.Sr = P.D + 9 * nc;
+  P.rho = P.Sr + 9 * nc;
+  P.u = P.rho + nc;
+  P.du = P.u + nu;
+  P.Mu = P.du + nu;
+  P.gr = P.Mu + nu;
+  P.t1 = P.gr + nu;
 
-  /* start: (P + I) x = -q, z = P x + q = -x, both shifted into the cone interior */
-  identityScaling(&w);
-  if (rc_ == CD_OK) rc_ = factorMatrix(&w);
-  if (rc_ == CD_OK) {
-    fromLambda(&w, p->g, rhs);
-    for (int k = 0; k < n; k++) rhs[k] = -rhs[k];
-    rc_ = solveK(&w, rhs, x); /* Q = I: y is x */
+  for (int i = 0; i < P.nc; i++) {
+    double s = diagScale(p, P.vel, i);
+    P.rho[i] = s > 0.0 && isfinite(s) ? 1.0 / s : cd_contactProblemMeff(p, i); /* times kappa below */
+    cd_coneProject(p->mu[i], &p->lambda[3 * i], &P.lam[3 * i]);
   }
-  if (rc_ == CD_OK) {
-    for (int k = 0; k < n; k++) z[k] = -x[k];
-    shiftIn(&w, x);
-    shiftIn(&w, z);
+  double vscale = cd_contactProblemVelocityScale(p);
+  /* the warm start's residual */
+  uOfImpulse(&P, P.lam, P.u);
+  contactVel(&P, P.u, P.y, 1);
+  stats->products = 1;
+  double rbest = cd_coneResidual(p, P.lam, P.y, NULL);
+  memcpy(P.best, P.lam, n3 * sizeof(double));
+  int it = 0;
+  /* the Newton matrix, analysed (or its analysis kept) only when a Newton step is needed */
+  if (rbest > tol) {
+    st = P.vel ? cd_ccpHessianPrepare(&work->hess, p) : contactAnalyse(work, p);
+    if (st == CD_OK && P.vel && par && par->max_factor_flops > 0 && work->hess.flops > par->max_factor_flops * P.nc)
+      maxit = 0; /* a caller's cap on a factorization's cost (ccp.h): no Newton step */
   }
-  for (; rc_ == CD_OK; it++) {
-    toLambda(&w, x, lam);
-    double r = cd_coneResidualOf(p, lam, cb, NULL);
-    if (r < rbest) {
-      rbest = r;
-      memcpy(best, lam, nl * sizeof *lam);
-    }
-    if (rbest <= tol || it >= maxit || !isfinite(r)) break;
-    /* rd = P x + q - z = E^T c̄ - z */
-    fromLambda(&w, cb, rd);
-    for (int k = 0; k < n; k++) rd[k] -= z[k];
-    double mu = dotn(x, z, n) / nc;
-    if (ntScaling(&w, x, z, l) != 0) {
-      rc_ = CD_ERR_NUMERIC;
-      break;
-    }
-    rc_ = factorMatrix(&w);
-    if (rc_ != CD_OK) break;
-    /* predictor: r_c = -l ∘ l */
-    jordan(&w, l, l, rc);
-    for (int k = 0; k < n; k++) rc[k] = -rc[k];
-    for (int pass = 0; pass < 2 && rc_ == CD_OK; pass++) {
-      double *ddx = pass ? dx : dxa, *ddz = pass ? dz : dza;
-      jordanSolve(&w, l, rc, u);
-      applyW(&w, u, t, 0); /* t = W (l \ r_c) */
-      for (int k = 0; k < n; k++) rhs[k] = -rd[k] + t[k];
-      rc_ = solveK(&w, rhs, y);
-      if (rc_ != CD_OK) break;
-      /* dx = Q y, dz = W (l \ r_c) - W^2 dx = t - Q Lambda y (no cancellation in W^2 dx) */
-      applyQ(&w, y, ddx, 0);
-      for (int i = 0; i < nc; i++)
-        for (int c = 0; c < w.dim[i]; c++) y[w.off[i] + c] *= w.lam[3 * i + c];
-      applyQ(&w, y, ddz, 0);
-      for (int k = 0; k < n; k++) ddz[k] = t[k] - ddz[k];
-      if (pass == 0) {
-        double aa = fmin(1.0, fmin(maxStep(&w, x, dxa), maxStep(&w, z, dza)));
-        double sigma = (1.0 - aa) * (1.0 - aa) * (1.0 - aa);
-        /* corrector: r_c = -l ∘ l - (W^-1 dz_a) ∘ (W dx_a) + sigma mu e */
-        applyW(&w, dza, u, 1);
-        applyW(&w, dxa, t, 0);
-        jordan(&w, u, t, rhs);
-        jordan(&w, l, l, rc);
-        for (int k = 0; k < n; k++) rc[k] = -rc[k] - rhs[k];
-        for (int i = 0; i < nc; i++) rc[w.off[i]] += sigma * mu;
+  /* a caller's budget for a start that is not cold (ccp.h) */
+  if (par && par->warm_max_iterations > 0 && rbest <= PRIMAL_COLD && par->warm_max_iterations < maxit)
+    maxit = par->warm_max_iterations;
+  /* the penalty schedule (opening comment) */
+  double rOuter = rbest, kappa = rbest <= PRIMAL_WARM ? PRIMAL_KAPPA : PRIMAL_KAPPA_COLD;
+  int nacc = 0;
+  memcpy(P.lprev, P.lam, n3 * sizeof(double));
+  for (int i = 0; i < P.nc; i++) P.rho[i] *= kappa;
+  while (st == CD_OK && rbest > tol && it < maxit) {
+    linearise(&P);
+    st = newtonDirection(&P);
+    if (st) break;
+    it++;
+    stats->factorizations++;
+    contactVel(&P, P.du, P.w, 0);
+    /* phi'(0) = du^T grad L and a = du^T M du (velocity space), or, with x for v,
+     * dx^T G (x - gamma) = -w^T r and dx^T G dx = w^T dx (contact space) */
+    double a = 0.0, d0 = 0.0;
+    if (P.vel) {
+      cd_ccpHessianMassMul(&work->hess, P.du, P.t1);
+      for (size_t k = 0; k < nu; k++) {
+        a += P.du[k] * P.t1[k];
+        d0 -= P.du[k] * P.gr[k];
+      }
+    } else {
+      for (size_t k = 0; k < nu; k++) {
+        a += P.du[k] * P.w[k];
+        d0 -= P.w[k] * P.gr[k];
       }
     }
-    if (rc_ != CD_OK) break;
-    double a = fmin(1.0, 0.99 * fmin(maxStep(&w, x, dx), maxStep(&w, z, dz)));
-    if (!(a > 1e-14)) break; /* stalled: keep the best iterate */
-    for (int k = 0; k < n; k++) {
-      x[k] += a * dx[k];
-      z[k] += a * dz[k];
+    double t = P.vel || work->sym ? lineSearch(&P, a, d0) : lineBacktrack(&P);
+    for (size_t k = 0; k < nu; k++) P.u[k] += t * P.du[k];
+    for (size_t k = 0; k < n3; k++) P.y[k] += t * P.w[k];
+    projectAt(&P);
+    /* the candidate gamma: its own velocities and residual */
+    uOfImpulse(&P, P.gam, P.t1);
+    contactVel(&P, P.t1, P.yg, 1);
+    stats->products++;
+    double r = cd_coneResidual(p, P.gam, P.yg, NULL);
+    if (!isfinite(r)) {
+      st = CD_ERR_NUMERIC;
+      break;
+    }
+    if (r < rbest) {
+      rbest = r;
+      memcpy(P.best, P.gam, n3 * sizeof(double));
+    }
+    if (rbest <= tol) break;
+    double e = 0.0;
+    for (size_t k = 0; k < n3; k++) e = fmax(e, fabs(P.y[k] - P.yg[k]));
+    if (t == 0.0 || e / vscale <= PRIMAL_INNER * r) {
+      /* the multiplier update, extrapolated (Guler's accelerated proximal point) while the
+       * residual falls, plain after a rise */
+      if (r <= rOuter) {
+        nacc++;
+        double beta = (nacc - 1.0) / (nacc + 2.0);
+        for (size_t k = 0; k < n3; k++) {
+          double gk = P.gam[k];
+          P.lam[k] = gk + beta * (gk - P.lprev[k]);
+          P.lprev[k] = gk;
+        }
+      } else {
+        nacc = 0;
+        memcpy(P.lam, P.gam, n3 * sizeof(double));
+        memcpy(P.lprev, P.gam, n3 * sizeof(double));
+      }
+      /* stiffen the penalties up to PRIMAL_KAPPA, and beyond while the outer steps do not
+       * halve the residual */
+      if ((kappa < PRIMAL_KAPPA || r > 0.5 * rOuter) && kappa < PRIMAL_KAPPA_MAX) {
+        for (int i = 0; i < P.nc; i++) P.rho[i] *= 10.0;
+        kappa *= 10.0;
+      }
+      rOuter = r;
     }
   }
-  if (isfinite(rbest)) memcpy(p->lambda, best, nl * sizeof *best);
-  ipmFree(&w);
+  memcpy(p->lambda, P.best, n3 * sizeof(double));
   stats->iterations = it;
   stats->residual = rbest;
   stats->converged = rbest <= tol;
-  if (rc_ == CD_ERR_NOMEM) {
-    cd_free(best);
-    return CD_ERR_NOMEM;
-  }
-  if (!stats->converged && isfinite(rbest)) {
-    /* polish (see the opening comment); keep whichever is better */
-    cdCcpParams pp = {tol, CD_CCP_PRIMAL_POLISH};
-    cdSolveStats ps;
-    int prc = cd_ccpPgsSolve(p, &pp, &ps);
-    if (prc == CD_ERR_NOMEM) {
-      cd_free(best);
-      return CD_ERR_NOMEM;
-    }
-    stats->fallbacks = 1;
-    stats->iterations += ps.iterations;
-    if (prc == CD_OK && ps.residual < rbest) {
-      stats->residual = ps.residual;
-      stats->converged = ps.converged;
-    } else {
-      memcpy(p->lambda, best, nl * sizeof *best);
-    }
-  }
-  cd_free(best);
-  return isfinite(stats->residual) ? CD_OK : CD_ERR_NUMERIC;
+  cd_ccpPrimalWorkFree(own);
+  if (st == CD_ERR_NOMEM) return st;
+  return isfinite(rbest) ? CD_OK : CD_ERR_NUMERIC;
 }

@@ -18,10 +18,34 @@
 #ifndef CD_CONE_H
 #define CD_CONE_H
 
+#include <math.h>
+
 #include "problem.h"
 
-/* y = Proj_{K_mu}(x), the Euclidean projection; y may alias x */
-void cd_coneProject(double mu, const double x[3], double y[3]);
+/* y = Proj_{K_mu}(x), the Euclidean projection; y may alias x. Inline: every CCP solver calls
+ * it once a contact an iteration (cone.c's opening comment has the cases). */
+static inline void cd_coneProject(double mu, const double x[3], double y[3]) {
+  double n = x[0], s = sqrt(x[1] * x[1] + x[2] * x[2]);
+  if (n >= 0.0 && s <= mu * n) {
+    y[0] = x[0];
+    y[1] = x[1];
+    y[2] = x[2];
+  } else if (mu * s <= -n) {
+    y[0] = y[1] = y[2] = 0.0;
+  } else {
+    double nn = (n + mu * s) / (1.0 + mu * mu), f = mu * nn / s;
+    y[0] = nn;
+    y[1] = f * x[1];
+    y[2] = f * x[2];
+  }
+}
+
+/* y = Proj_{K_mu}(z) and its derivative D = dy/dz (3x3, row-major, symmetric positive
+ * semidefinite; the generalized Jacobian of the semismooth Newton methods, cone.c), and when
+ * root is not NULL its square root (symmetric positive semidefinite, root^2 = D). Returns the
+ * region of z: 0 polar cone (y = 0, D = 0), 1 boundary (the projection slides), 2 inside
+ * (y = z, D = I; for mu = 0, the ray: D = e_n e_n^T) */
+int cd_coneProjectJacobian(double mu, const double z[3], double y[3], double D[9], double root[9]);
 /* y = Proj_{K*_mu}(x) = x + Proj_{K_mu}(-x) (Moreau, K*° = -K); y may alias x */
 void cd_coneProjectDual(double mu, const double x[3], double y[3]);
 
@@ -39,7 +63,8 @@ typedef struct cdConeResidual {
 /* the residual of lambda (3 ncon) given c̄ = G lambda + g (3 ncon); parts may be NULL.
  * Returns parts->value. */
 double cd_coneResidual(const cdContactProblem *p, const double *lambda, const double *cbar, cdConeResidual *parts);
-/* the same, computing c̄ into work (3 ncon) first */
-double cd_coneResidualOf(const cdContactProblem *p, const double *lambda, double *work, cdConeResidual *parts);
+/* the same, computing c̄ = G lambda + g into work (3 ncon) first; G is built first when it is
+ * still pending (INFINITY when that runs out of memory) */
+double cd_coneResidualOf(cdContactProblem *p, const double *lambda, double *work, cdConeResidual *parts);
 
 #endif

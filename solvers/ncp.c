@@ -9,9 +9,9 @@
  *             from nsgs's best iterate (stats->fallbacks = 1 when it does), and when that
  *             stalls too, nsgs again from the fixed point's best with the sweeps left;
  *   nsgs      nonsmooth Gauss-Seidel with the exact one-contact solver, ncp_nsgs.c;
- *   fp-apgd, fp-pgs, fp-primal
+ *   fp-apgd, fp-pgs, fp-ipm
  *             the fixed point over shifted CCPs, ncp_fp.c, each CCP solved by apgd, pgs or the
- *             interior-point primal solver of ccp.h.
+ *             interior-point solver (ipm) of ccp.h.
  * The default was chosen by measurement (README "Exact Coulomb", tolerance 1e-8): nsgs is the
  * fastest where it converges (sphere-pile: 92 sweeps a step against 363 apgd steps for
  * fp-apgd; pile-1000's first 100 steps: 1 step missed, where fp-apgd misses 66), but
@@ -35,17 +35,17 @@ typedef enum {
   NCP_NSGS = 1,
   NCP_FP_APGD = 2,
   NCP_FP_PGS = 3,
-  NCP_FP_PRIMAL = 4,
+  NCP_FP_IPM = 4,
   NCP_NSOLVER = 5
 } ncpSolver;
 
-static const char *const ncpNames[NCP_NSOLVER] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-primal"};
+static const char *const ncpNames[NCP_NSOLVER] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-ipm"};
 
 typedef struct ncpState {
   ncpSolver solver;
   cdNcpParams par;
   int cc_started;
-  cholmod_common cc; /* the fp-primal inner solver's CHOLMOD context, owned here */
+  cholmod_common cc; /* the fp-ipm inner solver's CHOLMOD context, owned here */
 } ncpState;
 
 static int ncpMake(const cdScene *scene, const cdBackendOptions *opt, void **state, char *err, size_t errlen) {
@@ -60,7 +60,7 @@ static int ncpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
         found = 1;
       }
     if (!found) {
-      if (err && errlen) snprintf(err, errlen, "ncp: unknown solver '%s' (nsgs+fp-apgd, nsgs, fp-apgd, fp-pgs, fp-primal)",
+      if (err && errlen) snprintf(err, errlen, "ncp: unknown solver '%s' (nsgs+fp-apgd, nsgs, fp-apgd, fp-pgs, fp-ipm)",
                                       name);
       return CD_ERR_USAGE;
     }
@@ -76,7 +76,7 @@ static int ncpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   st->par.max_iterations =
       opt && opt->max_iterations > 0 ? opt->max_iterations
                                      : (s <= NCP_NSGS ? CD_NCP_NSGS_MAXIT : CD_NCP_FP_MAXIT);
-  if (s == NCP_FP_PRIMAL) {
+  if (s == NCP_FP_IPM) {
     if (!cholmod_start(&st->cc)) {
       cd_free(st);
       return CD_ERR_NOMEM;
@@ -128,7 +128,7 @@ static int ncpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   switch (st->solver) {
   case NCP_FP_APGD: return cd_ncpFixedPointSolve(p, &st->par, CD_NCP_INNER_APGD, NULL, stats, NULL);
   case NCP_FP_PGS: return cd_ncpFixedPointSolve(p, &st->par, CD_NCP_INNER_PGS, NULL, stats, NULL);
-  case NCP_FP_PRIMAL: return cd_ncpFixedPointSolve(p, &st->par, CD_NCP_INNER_PRIMAL, &st->cc, stats, NULL);
+  case NCP_FP_IPM: return cd_ncpFixedPointSolve(p, &st->par, CD_NCP_INNER_IPM, &st->cc, stats, NULL);
   case NCP_NSGS: return cd_ncpNsgsSolve(p, &st->par, stats);
   default: return ncpHybrid(&st->par, p, stats);
   }

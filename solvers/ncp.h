@@ -35,7 +35,7 @@
  * Solvers (option --solver; each file says what one iteration is):
  *   nsgs       nonsmooth Gauss-Seidel over contacts with an exact one-contact solver
  *              (ncp_nsgs.c, ncp_local.c), Siconos's fc3d NSGS with an enumerative local solver;
- *   fp-apgd, fp-pgs, fp-primal
+ *   fp-apgd, fp-pgs, fp-ipm
  *              the fixed point over convex CCPs (ncp_fp.c): each CCP is p with g shifted by
  *              (mu_i ||c̄_T,i||, 0, 0) from the previous iterate, solved by the CCP solver named;
  *   nsgs+fp-apgd (the default; ncp.c) nsgs until it converges or stalls (its best residual not
@@ -85,13 +85,13 @@ int cd_ncpLocalSolve(const double W[9], const double b[3], double mu, double x[3
 int cd_ncpNsgsSolve(cdContactProblem *p, const cdNcpParams *par, cdSolveStats *stats);
 
 /* the fixed point over shifted CCPs (ncp_fp.c), with the CCP solver inner (ccp.h);
- * cc: a started cholmod_common for the primal inner solver (NULL for the others); outer, when
+ * cc: a started cholmod_common for the ipm inner solver (NULL for the others); outer, when
  * not NULL, receives the number of CCPs solved. p->G must be built. */
-typedef enum { CD_NCP_INNER_APGD = 0, CD_NCP_INNER_PGS = 1, CD_NCP_INNER_PRIMAL = 2 } cdNcpInner;
+typedef enum { CD_NCP_INNER_APGD = 0, CD_NCP_INNER_PGS = 1, CD_NCP_INNER_IPM = 2 } cdNcpInner;
 int cd_ncpFixedPointSolve(cdContactProblem *p, const cdNcpParams *par, cdNcpInner inner, cholmod_common *cc,
                           cdSolveStats *stats, int *outer);
 
-/* the backend: solvers "nsgs", "fp-apgd", "fp-pgs", "fp-primal" (default: ncp.c) */
+/* the backend: solvers "nsgs", "fp-apgd", "fp-pgs", "fp-ipm" (default: ncp.c) */
 extern const cdBackend cd_backendNcp;
 
 #endif

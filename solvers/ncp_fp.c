@@ -35,11 +35,11 @@
 /* one CCP with the shifted g, to tolerance tol, from view->lambda */
 static int solveShifted(cdContactProblem *view, cdNcpInner inner, double tol, cholmod_common *cc,
                         cdSolveStats *st) {
-  cdCcpParams par = {tol, 0};
+  cdCcpParams par = {.tolerance = tol};
   switch (inner) {
   case CD_NCP_INNER_PGS: return cd_ccpPgsSolve(view, &par, st);
-  case CD_NCP_INNER_PRIMAL: return cd_ccpPrimalSolve(view, &par, cc, st);
-  default: return cd_ccpApgdSolve(view, &par, st);
+  case CD_NCP_INNER_IPM: return cd_ccpIpmSolve(view, &par, cc, st);
+  default: return cd_ccpApgdSolve(view, &par, NULL, st);
   }
 }
 

@@ -1,5 +1,6 @@
 /* contact.c: the contact set and its key-matched carry from step to step. */
 #include "contact.h"
+#include "vec3.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,18 @@ void cd_contactSetCarry(cdContactSet *cur, const cdContactSet *prev) {
     while (j < prev->ncon && cd_contactKeyCompare(&prev->con[j], c) < 0) j++;
     if (j < prev->ncon && cd_contactKeyCompare(&prev->con[j], c) == 0) {
       const cdContact *p = &prev->con[j];
-      memcpy(c->lambda, p->lambda, sizeof c->lambda);
+      /* the impulse is carried as the same world vector, in the new contact frame: t1 of a
+       * near-axis normal can turn by 90 degrees between steps (cd_tangentFrame ties on
+       * round-off), which would make the warm start's friction wrong */
+      if (cd_v3dot(p->t1, c->t1) < 1.0 - 1e-12 || cd_v3dot(p->normal, c->normal) < 1.0 - 1e-12) {
+        double lw[3];
+        for (int e = 0; e < 3; e++) lw[e] = p->lambda[0] * p->normal[e] + p->lambda[1] * p->t1[e] + p->lambda[2] * p->t2[e];
+        c->lambda[0] = cd_v3dot(lw, c->normal);
+        c->lambda[1] = cd_v3dot(lw, c->t1);
+        c->lambda[2] = cd_v3dot(lw, c->t2);
+      } else {
+        memcpy(c->lambda, p->lambda, sizeof c->lambda);
+      }
       c->beta = p->beta;
       memcpy(c->state, p->state, sizeof c->state);
       if (na) memcpy(&cur->alpha[(size_t)i * na], &prev->alpha[(size_t)j * na], (size_t)na * sizeof(double));

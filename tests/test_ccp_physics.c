@@ -55,8 +55,10 @@ static void moreau(double mu, const double l[3], const double c[3], double r[3],
 
 /* rho: the natural map with a unit step, max_i ||r_i||, of the problem the last step solved */
 static double stepResidual(const cdSim *s) {
-  const cdContactProblem *p = &s->world->cp;
+  cdContactProblem *p = &s->world->cp;
   if (p->ncon == 0) return 0.0;
+  /* a velocity-space solver (primal) leaves G unbuilt: build it for the check */
+  if (cd_contactProblemDelassus(p)) return INFINITY;
   double *cb = cd_malloc((size_t)p->ncon * 3 * sizeof(double));
   if (!cb) return INFINITY;
   cd_blockMatrixMul(&p->G, p->lambda, cb);
@@ -90,9 +92,12 @@ static double r3Bound(const cdContactProblem *p, const double *la, const double 
 }
 
 /* c̄ = G lambda + g into a new array (3 ncon), or NULL */
-static double *cbarOf(const cdContactProblem *p, const double *lambda) {
+static double *cbarOf(cdContactProblem *p, const double *lambda) {
   double *c = cd_malloc((size_t)(p->ncon > 0 ? p->ncon : 1) * 3 * sizeof(double));
-  if (!c) return NULL;
+  if (!c || cd_contactProblemDelassus(p)) {
+    cd_free(c);
+    return NULL;
+  }
   cd_blockMatrixMul(&p->G, lambda, c);
   for (int k = 0; k < 3 * p->ncon; k++) c[k] += p->g[k];
   return c;
@@ -143,7 +148,7 @@ static int sameProblem(const cdSim *a, const cdSim *b) {
 /* (R3) between the answers of a and b of the step both just took from the same state:
  * returns ||v_a - v_b||_M - sqrt(bound) (<= 0 when it holds), -INFINITY on no memory */
 static double r3Excess(const cdSim *a, const cdSim *b, double *vdiff) {
-  const cdContactProblem *p = &a->world->cp;
+  cdContactProblem *p = &a->world->cp;
   *vdiff = massNormDiff(a, a->world->v, b->world->v);
   if (p->ncon == 0) return *vdiff - 1e-12;
   double *ca = cbarOf(p, p->lambda), *cb = cbarOf(p, b->world->cp.lambda);
@@ -237,7 +242,7 @@ static void slidingCubeExactFirstStep(const cdSim *s, double *vstar, double *lst
  * velocity distance measured */
 static double checkSlidingFirstStep(const cdSim *s) {
   const cdWorld *w = s->world;
-  const cdContactProblem *p = &w->cp;
+  cdContactProblem *p = &s->world->cp;
   CHECK_MSG(w->contacts.ncon == 4, "the resting cube touches at its 4 corners, got %d", w->contacts.ncon);
   if (w->contacts.ncon != 4) return INFINITY;
   double vstar[6], lstar[12], cstar[12];
@@ -285,7 +290,8 @@ CD_TEST(ccpSlidingCubeIsKickedHoversAndSettles) {
   double peakExact = 0.0;
   for (int j = 0; cN - j * g * dt > 0.0; j++) peakExact += dt * (cN - j * g * dt);
 
-  double maxLift = cd_simLowestZ(&s, 0), rhoMax = rho1, prevVx = s.world->v[0];
+  double maxLift = cd_simLowestZ(&s, 0), rhoMax = rho1, prevVx = s.world->v[0], prevDevX = INFINITY,
+         prevDevZ = INFINITY, rhoHist[8] = {rho1, rho1, rho1, rho1, rho1, rho1, rho1, rho1};
   long landed = 0, stopped = 0, steadyHover = 0;
   double xHover = 0.0, vHover = 0.0, xStop = 0.0, gapHover = 0.0;
   for (long k = 2; k <= nstep; k++) {
@@ -328,16 +334,31 @@ CD_TEST(ccpSlidingCubeIsKickedHoversAndSettles) {
       landed = k;
     }
     /* steady hover: the normal velocity settles at -mu^2 g dt and the deceleration at mu g,
-     * the fixed point of (R1) + momentum, approached by the factor mu^2 / (1 + mu^2) a step */
+     * the fixed point of (R1) + momentum, approached by the factor q = mu^2 / (1 + mu^2) a
+     * step: each step's distance from it is at most q times the last one's, plus the (R1)
+     * errors of this step and the last (4 sqrt(1 + mu^2) rho each, as below). After 8 steps
+     * the landing's transient (a velocity change below v0 = 2 m/s) is down to q^8 v0 = 5.1e-6
+     * m/s: at an accurate solver's tolerance it is still seen (measured: 6.3e-7 m/s nine steps
+     * after landing, shrinking by q), so the steps are checked against the contraction. The
+     * errors are those of the last 8 steps (an error left in the cube's pitch relaxes at its
+     * own rate, not by q): twice their largest (R1) bound */
+    double devX = fabs(prevVx - vx - mu * g * dt), devZ = fabs(w->v[2] + mu * mu * g * dt);
+    rhoHist[k % 8] = rho;
     if (landed && k > landed + 8 && vx > 0.05) {
+      double rhoRecent = 0.0;
+      for (int j = 0; j < 8; j++) rhoRecent = fmax(rhoRecent, rhoHist[j]);
+      const double q = mu * mu / (1.0 + mu * mu), err = 8.0 * sqrt(1.0 + mu * mu) * rhoRecent + 1e-9;
       if (!steadyHover) {
         xHover = w->x[0];
         vHover = vx;
         gapHover = low;
       }
       steadyHover++;
-      CHECK_NEAR(prevVx - vx, mu * g * dt, 4.0 * sqrt(1.0 + mu * mu) * rho + 1e-9);
-      CHECK_NEAR(w->v[2], -mu * mu * g * dt, 4.0 * sqrt(1.0 + mu * mu) * rho + 1e-9);
+      CHECK_MSG(devX <= q * prevDevX + err, "step %ld: deceleration off mu g by %.3g, last step %.3g", k, devX,
+                prevDevX);
+      CHECK_MSG(devZ <= q * prevDevZ + err, "step %ld: v_z off -mu^2 g dt by %.3g, last step %.3g", k, devZ,
+                prevDevZ);
+      CHECK(devX <= pow(q, 8) * SC_V0 + err / (1.0 - q) && devZ <= pow(q, 8) * SC_V0 + err / (1.0 - q));
       /* the hover gap: of the order mu |v_t| dt, never above what the kick gave */
       CHECK(low <= mu * cT * dt + dt * rho);
     }
@@ -346,6 +367,8 @@ CD_TEST(ccpSlidingCubeIsKickedHoversAndSettles) {
       xStop = w->x[0];
     }
     prevVx = vx;
+    prevDevX = devX;
+    prevDevZ = devZ;
   }
   CHECK_MSG(maxLift > 0.0, "the CCP cube must leave the ground (kick)");
   /* the flight is free: separated corners carry lambda = 0 up to rho, which moves the cube by
@@ -413,7 +436,7 @@ CD_TEST(frictionlessCcpEqualsLcpOnASpherePile) {
     if (cd_simStep(&a) || cd_simStep(&b)) break;
     CHECK_MSG(sameProblem(&a, &b), "step %ld: the two worlds built different problems", k);
     if (!sameProblem(&a, &b)) break;
-    const cdContactProblem *p = &a.world->cp;
+    cdContactProblem *p = &a.world->cp;
     if (p->ncon == 0) continue;
     contactSteps++;
     CHECK_MSG(a.stats.converged && b.stats.converged, "step %ld: a solver did not converge", k);
@@ -608,39 +631,40 @@ CD_TEST(ccpCubeStackStandsStillForTwoSeconds) {
   cd_simFree(&s);
 }
 
-/* apgd, pgs and primal solve the same CCP: in lockstep on the sliding cube (kick, flight,
- * landing and hover: 20 steps) each pair of answers is within (R3), and each solver's first
+/* primal, apgd, pgs and ipm solve the same CCP: in lockstep on the sliding cube (kick, flight,
+ * landing and hover: 20 steps) each answer is within (R3) of primal's, and each solver's first
  * step is within (R3) of the exact answer. */
 CD_TEST(ccpSolversAgreeThroughThePipeline) {
-  const char *names[3] = {"apgd", "pgs", "primal"};
-  cdSim s[3];
-  for (int j = 0; j < 3; j++) {
+  enum { NS = 4 };
+  const char *names[NS] = {"primal", "apgd", "pgs", "ipm"};
+  cdSim s[NS];
+  for (int j = 0; j < NS; j++) {
     cdBackendOptions opt = {.solver = names[j]};
     if (cd_simMakeFile(&s[j], "sliding-cube.json", "ccp", &opt, NULL)) {
       for (int i = 0; i < j; i++) cd_simFree(&s[i]);
       return;
     }
   }
-  double dmax[3] = {0, 0, 0};
+  double dmax[NS] = {0};
   for (long k = 1; k <= 20; k++) {
-    for (int j = 1; j < 3; j++) syncState(&s[j], &s[0]);
+    for (int j = 1; j < NS; j++) syncState(&s[j], &s[0]);
     int bad = 0;
-    for (int j = 0; j < 3; j++) bad |= cd_simStep(&s[j]);
+    for (int j = 0; j < NS; j++) bad |= cd_simStep(&s[j]);
     if (bad) break;
-    for (int j = 0; j < 3; j++) {
+    for (int j = 0; j < NS; j++) {
       CHECK_MSG(s[j].stats.converged, "step %ld: %s did not converge", k, names[j]);
       if (k == 1) checkSlidingFirstStep(&s[j]);
     }
-    for (int j = 1; j < 3; j++) {
+    for (int j = 1; j < NS; j++) {
       CHECK_MSG(sameProblem(&s[0], &s[j]), "step %ld: %s built a different problem", k, names[j]);
       double dv, ex = r3Excess(&s[0], &s[j], &dv);
       dmax[j] = fmax(dmax[j], dv);
-      CHECK_MSG(ex <= 0.0, "step %ld: apgd and %s differ by %.3g in velocity, %.3g over the bound", k, names[j], dv,
+      CHECK_MSG(ex <= 0.0, "step %ld: primal and %s differ by %.3g in velocity, %.3g over the bound", k, names[j], dv,
                 ex);
     }
   }
-  printf("    20 steps in lockstep: max ||v - v_apgd||_M pgs %.1e, primal %.1e\n", dmax[1], dmax[2]);
-  for (int j = 0; j < 3; j++) cd_simFree(&s[j]);
+  printf("    20 steps in lockstep: max ||v - v_primal||_M apgd %.1e, pgs %.1e, ipm %.1e\n", dmax[1], dmax[2], dmax[3]);
+  for (int j = 0; j < NS; j++) cd_simFree(&s[j]);
 }
 
 /* post_vn / post_vt (and /contacts/normal_velocity in the output) are the model's contact

@@ -153,3 +153,58 @@ CD_TEST(residualReportsEachPartAndRejectsNaN) {
   CHECK(isinf(cd_coneResidualOf(&p, lam, cb, &parts)));
   cd_contactProblemFree(&p);
 }
+
+CD_TEST(projectionJacobianIsTheDerivativeAndItsRootSquaresToIt) {
+  /* cd_coneProjectJacobian against central differences of the projection (steps 1e-6 of |z|,
+   * away from the region borders, where the projection is smooth: errors O(h^2) = 1e-12 of
+   * the derivative's scale), symmetric, with eigenvalues in [0, 1], its root squaring to it,
+   * and its projection the same as cd_coneProject's */
+  unsigned long s = 12345;
+  const double mus[3] = {0.0, 0.3, 1.2};
+  int bad = 0, tried = 0, byRegion[3] = {0, 0, 0};
+  for (int trial = 0; trial < 3000; trial++) {
+    double mu = mus[trial % 3], z[3];
+    for (int k = 0; k < 3; k++) {
+      s = s * 6364136223846793005ul + 1442695040888963407ul;
+      z[k] = (double)(s >> 11) / 4503599627370496.0 - 1.0;
+    }
+    double y[3], D[9], R[9], yp[3];
+    int region = cd_coneProjectJacobian(mu, z, y, D, R);
+    cd_coneProject(mu, z, yp);
+    for (int k = 0; k < 3; k++) bad += fabs(y[k] - yp[k]) > 1e-15;
+    /* distance to the region borders: the ray of K (s = mu n), of the polar cone (mu s = -n) */
+    double n = z[0], t = hypot(z[1], z[2]), nz = sqrt(z[0] * z[0] + t * t);
+    double d1 = fabs(t - mu * n) / sqrt(1.0 + mu * mu), d2 = fabs(mu * t + n) / sqrt(1.0 + mu * mu);
+    if (fmin(d1, d2) < 1e-3 * nz || (mu == 0.0 && fabs(n) < 1e-3)) continue;
+    tried++;
+    byRegion[region]++;
+    const double h = 1e-6 * nz;
+    for (int c = 0; c < 3; c++) {
+      double zp[3] = {z[0], z[1], z[2]}, zm[3] = {z[0], z[1], z[2]}, ya[3], yb[3];
+      zp[c] += h;
+      zm[c] -= h;
+      cd_coneProject(mu, zp, ya);
+      cd_coneProject(mu, zm, yb);
+      for (int r = 0; r < 3; r++) bad += fabs((ya[r] - yb[r]) / (2.0 * h) - D[3 * r + c]) > 1e-7;
+    }
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) {
+        double rr = 0.0;
+        for (int k = 0; k < 3; k++) rr += R[3 * r + k] * R[3 * k + c];
+        bad += fabs(D[3 * r + c] - D[3 * c + r]) > 1e-15 || fabs(rr - D[3 * r + c]) > 1e-14;
+      }
+    /* x^T D x in [0, |x|^2] for the axes and a diagonal */
+    const double xs[4][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0.6, -0.48, 0.64}};
+    for (int q = 0; q < 4; q++) {
+      double v = 0.0;
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) v += xs[q][r] * D[3 * r + c] * xs[q][c];
+      bad += v < -1e-15 || v > 1.0 + 1e-15;
+    }
+  }
+  CHECK_MSG(bad == 0, "%d violations", bad);
+  CHECK_MSG(byRegion[0] > 100 && byRegion[1] > 100 && byRegion[2] > 100, "regions sampled %d %d %d", byRegion[0],
+            byRegion[1], byRegion[2]);
+  printf("    %d points away from the borders (polar %d, boundary %d, inside %d)\n", tried, byRegion[0], byRegion[1],
+         byRegion[2]);
+}

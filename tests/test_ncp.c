@@ -144,7 +144,7 @@ CD_TEST(ncpResidualVanishesExactlyAtACoulombAnswerAndMeasuresTheCcpLift) {
   CHECK(cd_ncpResidualOf(&p, lam, work, NULL) == 0.0);
   /* the CCP's answer of the same data lifts: c̄_N = mu ||c̄_T|| (cone.h's residual 0), and
    * its exact-Coulomb residual is then of the size of that lift over ||g||_inf */
-  cdCcpParams par = {1e-14, 100};
+  cdCcpParams par = {.tolerance = 1e-14, .max_iterations = 100};
   cdSolveStats st;
   memset(p.lambda, 0, sizeof lam);
   CHECK(cd_ccpPgsSolve(&p, &par, &st) == CD_OK);
@@ -180,7 +180,7 @@ CD_TEST(ncpResidualIsTheCcpResidualWithoutFriction) {
 
 /* every backend solver on p from zero; returns the number that met the tolerance */
 static int solveWithEvery(cdContactProblem *p, const char *label, double mu, int *iters) {
-  static const char *const names[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-primal"};
+  static const char *const names[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-ipm"};
   int ok = 0;
   for (int s = 0; s < 5; s++) {
     cdBackendOptions opt = {.solver = names[s]};
@@ -235,7 +235,7 @@ CD_TEST(ncpScalingEveryMassLeavesResidualAndIterationsUnchanged) {
   int ip[5], iq[5];
   solveWithEvery(&p, "1 kg", 0.5, ip);
   solveWithEvery(&q, "1024 kg", 0.5, iq);
-  /* fp-primal (the last) is left out: its interior-point start (P + I) x = -q (ccp_primal.c)
+  /* fp-ipm (the last) is left out: its interior-point start (P + I) x = -q (ccp_ipm.c)
    * adds a unit matrix to a G of any scale, so its iterates are not scale-invariant */
   for (int s = 0; s < 4; s++) CHECK_MSG(ip[s] == iq[s], "solver %d: %d vs %d iterations", s, ip[s], iq[s]);
   cd_contactProblemFree(&p);

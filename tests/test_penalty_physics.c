@@ -290,10 +290,13 @@ CD_TEST(penaltyPileSubstepsSetByTheNormalSprings) {
    * ground. The normal springs need pi / (30 omega) with omega = sqrt(k (1/m + 1/m)) for a
    * sphere pair, the fastest contact: N_k = ceil(30 dt omega / pi) substeps a step. The
    * friction (rate mu f_n / (v_reg m_eff) ~ 1e7 1/s in the impacts) is capped, not
-   * resolved, so no step takes more than 4 N_k (the coupled springs' and damping's bounds
-   * are below pi / (30 omega) for this pile). And the pile stays stable: the energy never
-   * rises above its start, and at the end no sphere is deeper in the ground than the whole
-   * pile's weight would press one: 8 m g / k. */
+   * resolved. The coupled springs' bound (penalty.c: omega^2 <= max_i sum_b sqrt(k w_ib) S_b)
+   * is at most 2 n k / m with n the listed contacts of one sphere (every sqrt(k w) is
+   * sqrt(k / m) for spheres), and its step 1 / omega is the shorter one only when
+   * sqrt(n) > 30 / pi, n > 91: here a sphere can list at most the 7 others and the ground. So
+   * a step that lists a sphere pair takes exactly N_k substeps, and none more. And the pile
+   * stays stable: the energy never rises above its start, and at the end no sphere is deeper
+   * in the ground than the whole pile's weight would press one: 8 m g / k. */
   const char *text =
       "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 150,"
       " \"ground\": {\"height\": 0, \"material\": \"g\"},"
@@ -332,7 +335,7 @@ CD_TEST(penaltyPileSubstepsSetByTheNormalSprings) {
          " energy rise %.3g J, lowest point %.3g m (8 m g / k = %.3g)\n",
          total, s.scene.nstep, most, nk, ncontact, worst, lowest, 8 * m * g / k);
   CHECK(ncontact >= 8);
-  CHECK_MSG(most <= 4 * nk, "%d substeps in one step, the springs need %d", most, nk);
+  CHECK_MSG(most == nk, "%d substeps in one step, the springs need %d", most, nk);
   CHECK(worst <= 0);
   CHECK(lowest >= -8 * m * g / k);
   cd_simFree(&s);

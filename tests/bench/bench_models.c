@@ -28,7 +28,7 @@ static void runOne(FILE *sum, const char *outdir, const char *scene_name, const 
   cdScene s;
   if (loadScene(scene_name, &s)) return;
   const cdBackend *be = cd_backendFind(model);
-  cdBackendOptions opt = {.solver = solver, .friction_dirs = 4};
+  cdBackendOptions opt = {.solver = strcmp(solver, "default") ? solver : NULL, .friction_dirs = 4};
   void *bs = NULL;
   char err[512];
   cdWorld *w = NULL;
@@ -87,19 +87,24 @@ CD_BENCH(pilesDroppedOnTheGroundCollapse) {
   /* Lemke is dense: only the small pile fits it */
   runOne(sum, outdir, "sphere-pile.json", "lcp", "lemke", 0);
   runOne(sum, outdir, "sphere-pile.json", "lcp", "bgs", 0);
+  runOne(sum, outdir, "sphere-pile.json", "ccp", "default", 0);
   runOne(sum, outdir, "sphere-pile.json", "ccp", "apgd", 0);
   runOne(sum, outdir, "sphere-pile.json", "ccp", "pgs", 0);
   runOne(sum, outdir, "sphere-pile.json", "ccp", "primal", 0);
+  runOne(sum, outdir, "sphere-pile.json", "ccp", "ipm", 0);
   runOne(sum, outdir, "sphere-pile.json", "penalty", "explicit", 0);
   /* the large piles: the first 100 steps (1 s: the spheres land and the pile spreads); the
-   * interior-point solver factors a sparse KKT matrix whose fill grows faster than the
-   * contacts on a 3-D contact graph, so it runs the first 30 steps of pile-1000 only */
+   * second-order solvers factor sparse matrices whose fill grows faster than the contacts on
+   * a 3-D contact graph, so they run the first 30 steps of pile-1000 only */
   runOne(sum, outdir, "pile-1000.json", "lcp", "bgs", 100);
+  runOne(sum, outdir, "pile-1000.json", "ccp", "default", 100);
   runOne(sum, outdir, "pile-1000.json", "ccp", "apgd", 100);
   runOne(sum, outdir, "pile-1000.json", "ccp", "pgs", 100);
   runOne(sum, outdir, "pile-1000.json", "ccp", "primal", 30);
+  runOne(sum, outdir, "pile-1000.json", "ccp", "ipm", 30);
   runOne(sum, outdir, "pile-1000.json", "penalty", "explicit", 100);
   runOne(sum, outdir, "pile-4096.json", "lcp", "bgs", 50);
+  runOne(sum, outdir, "pile-4096.json", "ccp", "default", 50);
   runOne(sum, outdir, "pile-4096.json", "ccp", "apgd", 50);
   runOne(sum, outdir, "pile-4096.json", "ccp", "pgs", 50);
   runOne(sum, outdir, "pile-4096.json", "penalty", "explicit", 50);

@@ -108,7 +108,7 @@ static int solveCdsim(void *state, cdContactProblem *p, double *res, int *iters,
   return rc;
 }
 
-static const char *const g_solvers[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-primal"};
+static const char *const g_solvers[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-ipm"};
 #define NSOLVER 5
 
 CD_BENCH(ncpPeer) {

@@ -23,11 +23,6 @@ static const struct {
 } g_scenes[] = {{"S2", "10"}, {"S3", "20"}, {"S4", "10"}};
 static const char *const g_models[] = {"lcp", "ccp", "penalty"};
 
-static const char *peerBench(void) {
-  const char *d = getenv("CDSIM_PEER_BENCH");
-  return d && *d ? d : "../shared/peer-bench";
-}
-
 /* one value after key in a JSON line ("key": value), or NAN */
 static double jsonNumber(const char *line, const char *key) {
   char pat[64];
@@ -62,14 +57,14 @@ static void stages(FILE *csv, const char *bin, const char *pb, const char *scene
 }
 
 CD_BENCH(peersSideBySide) {
-  const char *pb = peerBench(), *bin = getenv("CDSIM_BIN");
-  char sbs[4096];
-  snprintf(sbs, sizeof sbs, "%s/side-by-side", pb);
-  if (!bin || access(sbs, X_OK) != 0 || system("python3 -c 1 >/dev/null 2>&1") != 0) {
-    printf("  skipped: no peer bench at %s (set CDSIM_PEER_BENCH), or no python3, or no CDSIM_BIN: "
-           "the ratios to MuJoCo and ODE were not measured\n", pb);
+  const char *pb = cd_benchPeerBench("side-by-side"), *bin = getenv("CDSIM_BIN");
+  if (!bin || !pb) {
+    printf("  skipped: no peer bench (../shared/peer-bench or $CDSIM_PEER_BENCH), no python3, or no CDSIM_BIN: "
+           "the ratios to MuJoCo and ODE were not measured\n");
     return;
   }
+  char sbs[4096];
+  snprintf(sbs, sizeof sbs, "%s/side-by-side", pb);
   FILE *txt = cd_benchOpen(outdir, "peers.txt"), *csv = cd_benchOpen(outdir, "peers.csv");
   FILE *st = cd_benchOpen(outdir, "stages.csv");
   if (!txt || !csv || !st) {

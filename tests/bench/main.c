@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -55,4 +56,12 @@ int main(int argc, char **argv) {
     printf("  done in %.1f s\n", cd_benchNow() - t0);
   }
   return 0;
+}
+
+const char *cd_benchPeerBench(const char *tool) {
+  const char *d = getenv("CDSIM_PEER_BENCH");
+  if (!d || !*d) d = "../shared/peer-bench";
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", d, tool);
+  return access(path, X_OK) == 0 && system("python3 -c 1 >/dev/null 2>&1") == 0 ? d : NULL;
 }

@@ -79,12 +79,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st != 0) return 0;
   if (scene.nbody <= FUZZ_MAX_BODIES) {
     if (scene.nstep > FUZZ_MAX_STEPS) scene.nstep = FUZZ_MAX_STEPS;
-    static const char *const ccp_solvers[] = {"apgd", "pgs", "primal"};
-    static const char *const ncp_solvers[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-primal"};
+    static const char *const ccp_solvers[] = {"apgd", "pgs", "primal", "ipm"};
+    static const char *const ncp_solvers[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-pgs", "fp-ipm"};
     cdBackendOptions def = {.friction_dirs = 4, .max_iterations = FUZZ_MAX_ITERATIONS};
     cdBackendOptions bgs = def, ccp = def, ncp = def, pen = def, pen_capped = def;
     bgs.solver = "bgs";
-    ccp.solver = ccp_solvers[size % 3];
+    ccp.solver = ccp_solvers[size % 4];
     ncp.solver = ncp_solvers[size % 5];
     pen_capped.substeps = FUZZ_MAX_SUBSTEPS;
     runModel(&scene, &cd_backendLcp, &def, NULL, "lcp");
