@@ -21,12 +21,6 @@ typedef struct cdBgsStats {
   int sweeps;         /* sweeps over all contacts */
   double residual;    /* ||min(z, A z + b)||_inf of the returned z (the best iterate) */
   int converged;      /* 1 when residual <= tolerance max(1, ||b||_inf) */
-  int block_failures; /* block LCPs no method solved to the block tolerance (the best
-                         candidate was kept) */
-  int block_lemke;    /* block LCPs the closed form missed and Lemke solved */
-  int clusters;       /* cluster blocks solved by Lemke where the sweeps stalled */
-  int subspace_steps; /* subspace steps kept (lcp_subspace.h) */
-  int subspace_iterations; /* GMRES iterations of all subspace steps, kept or not */
   int products;       /* products with G outside the sweeps: residual checks, GMRES iterations,
                          the active-set try's checks and refinement */
   int factorizations; /* the clusters' dense Lemke solves and the active-set try's sparse ones */
