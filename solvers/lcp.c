@@ -251,6 +251,7 @@ typedef struct cdLcpState {
   double up[3];    /* unit, world: against gravity (z without gravity); heights for the bgs order */
   cdLcpNewton *newton;
   cdLcpBackoff warm; /* the default's pause of the active-set method from the warm start */
+  int costly;      /* 1: this step's active sets are over AUTO_LU_FLOPS (the default) */
   /* scratch, grown on demand and kept between steps */
   size_t zcap, wcap, acap, lcap; /* bytes */
   double *z;       /* (2 n) the solution, then the warm start */
@@ -464,13 +465,26 @@ static int lemkeStep(cdLcpState *s, const cdContactProblem *p, double *z, double
   return 1;
 }
 
+/* the default's bound on the active-set method's cost: an unsymmetric active set whose LU
+ * (KLU's estimate) takes more flops an unknown ends the method's use on the step, and bgs
+ * with subspace steps solves it. Measured (KLU's est_flops / unknowns): 30 .. 950 on the
+ * 1000-sphere pile (S2 10 of ../shared/peer-bench), where the active-set method and its
+ * tries inside bgs are the fastest way; 8,700 .. 10,800 on the 55-cube pyramid (S4 10), whose
+ * 3-D contact graph makes K nearly dense (70 entries a row): there KLU's factorizations were
+ * 58 % of the run (perf) and bgs with subspace steps took a sixth of the time, every step
+ * converged. The bound sits between the two. --solver newton has no bound. */
+#define AUTO_LU_FLOPS 3000.0
+
+static double luFlopsMax(const cdLcpState *s) { return s->mode == LCP_AUTO ? AUTO_LU_FLOPS : 0.0; }
+
 /* the active-set method from zw; 1 solved into z, 0 not (z: its best iterate), CD_ERR_NOMEM */
 static int newtonStep(cdLcpState *s, const cdContactProblem *p, double *z, const double *zw, cdSolveStats *stats) {
   size_t n = (size_t)cd_lcpSize(p->ncon, s->m);
   memcpy(z, zw, n * sizeof *z);
-  cdLcpNewtonOptions no = {.tolerance = s->tol, .max_iterations = s->max_iter};
+  cdLcpNewtonOptions no = {.tolerance = s->tol, .max_iterations = s->max_iter, .lu_flops_max = luFlopsMax(s)};
   cdLcpNewtonStats ns;
   int rc = cd_lcpNewtonSolve(s->newton, p, s->m, s->D, z, &no, &ns);
+  s->costly |= ns.costly;
   stats->iterations += ns.iterations;
   stats->factorizations += ns.factorizations;
   stats->products += ns.products;
@@ -509,12 +523,17 @@ static void backoffRecord(cdLcpBackoff *b, int ok) {
  * sweeps). CD_OK or CD_ERR_NOMEM */
 static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet *contacts, double *z, int newton,
                    cdSolveStats *stats) {
-  cdBgsOptions bo = {.tolerance = s->tol, .max_sweeps = s->max_iter, .newton = newton ? s->newton : NULL};
+  cdBgsOptions bo = {.tolerance = s->tol,
+                     .max_sweeps = s->max_iter,
+                     .newton = newton && !s->costly ? s->newton : NULL,
+                     .lu_flops_max = luFlopsMax(s)};
   if (bgsOrder(s, contacts, p->ncon, &bo.order)) return CD_ERR_NOMEM;
   cdBgsStats bs;
   if (cd_bgsSolve(p, s->m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
   s->used_bgs = 1;
   s->used_newton |= bs.newton_solved;
+  s->costly |= bs.newton_costly;
+  if (s->costly) bo.newton = NULL;
   stats->iterations += bs.sweeps + bs.newton_sets;
   stats->products += bs.products;
   stats->factorizations += bs.factorizations;
@@ -530,6 +549,8 @@ static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet 
     memset(zc, 0, n * sizeof *zc);
     if (cd_bgsSolve(p, s->m, s->D, zc, &bo, &bc)) return CD_ERR_NOMEM;
     s->used_newton |= bc.newton_solved;
+    s->costly |= bc.newton_costly;
+    if (s->costly) bo.newton = NULL;
     stats->iterations += bc.sweeps + bc.newton_sets;
     stats->products += bc.products;
     stats->factorizations += bc.factorizations;
@@ -569,6 +590,7 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
       reserve((void **)&s->work, &s->wcap, 6 * (size_t)nc * sizeof(double)))
     return CD_ERR_NOMEM;
   double *z = s->z, *zw = s->z + n;
+  s->costly = 0;
   warmStart(s, p, contacts, zw);
 
   /* Lemke first (--solver lemke, and the default on a few contacts), then the active-set

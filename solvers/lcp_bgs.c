@@ -398,7 +398,7 @@ done:
 static int newtonTry(const cdContactProblem *p, int m, const double *D, double tol, const cdBgsOptions *opt,
                      const double *z, double *zt, double *best, double *bestres, cdBgsStats *st, int *ok) {
   size_t n = (size_t)cd_lcpSize(p->ncon, m);
-  cdLcpNewtonOptions no = {.tolerance = tol, .max_iterations = opt->max_sweeps};
+  cdLcpNewtonOptions no = {.tolerance = tol, .max_iterations = opt->max_sweeps, .lu_flops_max = opt->lu_flops_max};
   cdLcpNewtonStats ns;
   memcpy(zt, z, n * sizeof *zt);
   int rc = cd_lcpNewtonSolve(opt->newton, p, m, D, zt, &no, &ns);
@@ -406,6 +406,7 @@ static int newtonTry(const cdContactProblem *p, int m, const double *D, double t
   st->newton_sets += ns.iterations;
   st->factorizations += ns.factorizations;
   st->products += ns.products;
+  st->newton_costly |= ns.costly;
   *ok = rc == CD_OK && ns.converged && ns.residual < *bestres;
   if (*ok) {
     memcpy(best, zt, n * sizeof *best);
@@ -450,6 +451,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
+  int tries = opt && opt->newton;
   double newton_res = NEWTON_RES;
   int newton_sweeps = NEWTON_SWEEPS;
 
@@ -517,7 +519,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         trial_res = INFINITY;
       }
       /* (not again from the iterate just restored: the candidate would be the same) */
-      if (!(res <= thresh) && trial_fails < SUBSPACE_TRIES && !undone && !(opt && opt->newton)) {
+      if (!(res <= thresh) && trial_fails < SUBSPACE_TRIES && !undone && !tries) {
         cdLcpSubspaceStats sst;
         cd_lcpSubspaceStep(p, m, D, z, zsub, SUBSPACE_ITER, 0.1 * thresh * vs, sw, &sst);
         st.products += sst.iterations + sst.passes; /* a residual a pass */
@@ -533,13 +535,14 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         }
       }
     }
-    if (!(res <= thresh) && opt && opt->newton && (res <= newton_res || st.sweeps >= newton_sweeps)) {
+    if (!(res <= thresh) && tries && (res <= newton_res || st.sweeps >= newton_sweeps)) {
       /* an active-set try from here (see NEWTON_RES); when it does not solve, the sweeps
        * go on from their own iterate */
       newton_res = NEWTON_RES_NEXT * fmin(res, newton_res);
       while (newton_sweeps <= st.sweeps) newton_sweeps *= 2;
       int ok;
       if ((rc = newtonTry(p, m, D, tol, opt, z, zsub, best, &bestres, &st, &ok))) break;
+      tries = !st.newton_costly; /* over the bound: the subspace steps from here on */
       if (ok) break;
     }
     if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
@@ -586,7 +589,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       memcpy(best, z, (size_t)n * sizeof *best);
     }
   }
-  if (rc == CD_OK && bestres <= thresh && opt && opt->newton && !st.newton_solved) {
+  if (rc == CD_OK && bestres <= thresh && tries && !st.newton_solved) {
     /* the sweeps met the rule: an active-set try from their answer takes it well inside */
     int ok;
     rc = newtonTry(p, m, D, tol, opt, best, zsub, best, &bestres, &st, &ok);

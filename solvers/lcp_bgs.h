@@ -15,6 +15,8 @@ typedef struct cdBgsOptions {
   struct cdLcpNewton *newton; /* optional: the workspace of the active-set tries (lcp_newton.h,
                                  lcp_bgs.c), with at most max_sweeps active sets each when
                                  that is set; NULL: none */
+  double lu_flops_max; /* the tries' bound (cdLcpNewtonOptions); a try over it ends the tries
+                          and the subspace steps take over */
 } cdBgsOptions;
 
 typedef struct cdBgsStats {
@@ -27,6 +29,7 @@ typedef struct cdBgsStats {
   int newton_tries;   /* active-set tries */
   int newton_sets;    /* active sets they solved */
   int newton_solved;  /* 1 when the answer is an active-set try's */
+  int newton_costly;  /* 1 when a try stopped at lu_flops_max */
 } cdBgsStats;
 
 /* solves the LCP of p with m directions D (cd_lcpDirections) for z (cd_lcpSize(ncon, m)),

@@ -584,9 +584,10 @@ static int violatorCompare(const void *x, const void *y) {
 
 /* solves the mode equations for s->q: factorization, then refinement on K from the
  * start below. 0 ok, 1 the factorization failed or the equations are inconsistent (their
- * residual stays above ctol: the modes admit no solution), CD_ERR_NOMEM */
+ * residual stays above ctol: the modes admit no solution), 2 the LU would cost more than
+ * flops_max flops an unknown (not factored), CD_ERR_NOMEM */
 static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double ctol,
-                      cdLcpNewtonStats *st) {
+                      double flops_max, cdLcpNewtonStats *st) {
   int nc = p->ncon;
   if (assemble(s, p, n, sym)) return CD_ERR_NOMEM;
   /* rhs = -S C g, and the velocity scale of each row (1 / sqrt(meff)) in dq for now */
@@ -629,6 +630,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   if (rn <= rtol) return 0; /* the start solves them already */
   int rc = analyse(s, n, sym, st);
   if (rc < 0) return CD_ERR_NOMEM;
+  if (!rc && !sym && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
   if (rc || factor(s, n, sym)) {
     int oom = sym ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
     dropAnalysis(s);
@@ -695,8 +697,13 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   while (st.iterations < maxit) {
     int sym, n = layout(s, p, m, D, &sym), failed = 0;
     if (n > 0) {
-      rc = solveModes(s, p, n, sym, REFINE_SHARE * tol * vs, tol * vs, &st);
+      rc = solveModes(s, p, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0, &st);
       if (rc == CD_ERR_NOMEM) break;
+      if (rc == 2) { /* over the caller's bound: it solves the step another way */
+        st.costly = 1;
+        rc = CD_OK;
+        break;
+      }
       failed = rc != 0; /* a factorization failed, or modes without a solution */
       rc = CD_OK;
     }

@@ -13,6 +13,9 @@ typedef struct cdLcpNewton cdLcpNewton; /* the factorizations and workspace, kep
 typedef struct cdLcpNewtonOptions {
   double tolerance;   /* stop when cd_lcpResidual <= tolerance; 0: 1e-8 */
   int max_iterations; /* active sets solved at most; 0: CD_LCP_NEWTON_ITERATIONS */
+  double lu_flops_max; /* > 0: stop (stats->costly) at an unsymmetric active set whose LU would
+                          take more than this many flops an unknown (KLU's estimate from its
+                          ordering, before the factorization); 0: no bound */
 } cdLcpNewtonOptions;
 
 /* the active sets a solve tries at most by default: a warm-started step needs one or two,
@@ -29,6 +32,7 @@ typedef struct cdLcpNewtonStats {
   int symmetric;      /* iterations whose system was symmetric (CHOLMOD), the rest KLU */
   double residual;    /* cd_lcpResidual of the returned z */
   int converged;      /* residual <= tolerance */
+  int costly;         /* 1: stopped at an active set over lu_flops_max (not converged) */
 } cdLcpNewtonStats;
 
 cdLcpNewton *cd_lcpNewtonMake(void); /* NULL: no memory */
