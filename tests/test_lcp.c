@@ -10,6 +10,7 @@
 #include "lcp.h"
 #include "lcp_bgs.h"
 #include "lcp_lemke.h"
+#include "lcp_newton.h"
 #include "lcp_subspace.h"
 #include "test.h"
 
@@ -499,6 +500,54 @@ CD_TEST(lcpNewtonWarmStartedAtTheSolutionChecksOnceWithoutAFactorization) {
             warm.iterations, warm.factorizations);
   cd_contactSetFree(&cs);
   cd_contactProblemFree(&p);
+}
+
+CD_TEST(lcpNewtonCostBoundStopsAtAnUnsymmetricActiveSetBeforeFactoringIt) {
+  /* low friction on random coupled contacts: sliding contacts make the active set's K
+   * unsymmetric (KLU). Unbounded, the method solves them from 20 bgs sweeps. With a bound below any LU's cost it
+   * stops at the first unsymmetric active set without factoring it, says so (costly) and
+   * does not claim convergence, so that the default's bgs solves the step; with a bound above
+   * every LU's cost it is the unbounded solve, to the bit. */
+  const int m = 4, nc = 20, n = cd_lcpSize(nc, m);
+  double D[8];
+  cd_lcpDirections(m, D);
+  cdLcpNewton *s = cd_lcpNewtonMake();
+  CHECK(s != NULL);
+  double *za = calloc((size_t)n, sizeof *za), *zb = calloc((size_t)n, sizeof *zb), *zc = calloc((size_t)n, sizeof *zc);
+  g_rng = 4242;
+  int unsymmetric = 0;
+  for (int trial = 0; s && za && zb && zc && trial < 6; trial++) {
+    cdContactProblem p;
+    CHECK(randomProblem(&p, nc, 12, 0.02, 0.1, NULL, NULL) == 0);
+    /* from where bgs's sweeps put the modes (as the default's tries start) */
+    memset(za, 0, (size_t)n * sizeof *za);
+    cdBgsOptions bo = {.tolerance = 1e-10, .max_sweeps = 20};
+    CHECK(cd_bgsSolve(&p, m, D, za, &bo, NULL) == CD_OK);
+    memcpy(zb, za, (size_t)n * sizeof *zb), memcpy(zc, za, (size_t)n * sizeof *zc);
+    cdLcpNewtonOptions none = {.tolerance = 1e-10}, low = {.tolerance = 1e-10, .lu_flops_max = 1e-300},
+                       high = {.tolerance = 1e-10, .lu_flops_max = 1e300};
+    cdLcpNewtonStats a, b, c;
+    CHECK(cd_lcpNewtonSolve(s, &p, m, D, za, &none, &a) == CD_OK);
+    CHECK(!a.costly);
+    printf("    trial %d: unbounded %d active sets (%d LU), residual %.1e\n", trial, a.iterations,
+           a.factorizations - a.symmetric, a.residual);
+    if (a.symmetric < a.factorizations) {
+      unsymmetric++;
+      CHECK(cd_lcpNewtonSolve(s, &p, m, D, zb, &low, &b) == CD_OK);
+      CHECK_MSG(b.costly && !b.converged, "trial %d: costly %d converged %d", trial, b.costly, b.converged);
+      CHECK_MSG(b.factorizations == b.symmetric, "trial %d: %d LU factorizations over the bound", trial,
+                b.factorizations - b.symmetric);
+      CHECK(cd_lcpNewtonSolve(s, &p, m, D, zc, &high, &c) == CD_OK);
+      CHECK(!c.costly && c.converged == a.converged && c.iterations == a.iterations);
+      CHECK(memcmp(za, zc, (size_t)n * sizeof *za) == 0);
+      printf("    bounded: stopped after %d active sets, %d factorizations (%d by CHOLMOD)\n", b.iterations,
+             b.factorizations, b.symmetric);
+    }
+    cd_contactProblemFree(&p);
+  }
+  CHECK_MSG(unsymmetric > 0, "no trial reached an unsymmetric active set");
+  free(za), free(zb), free(zc);
+  cd_lcpNewtonFree(s);
 }
 
 /* ---- options and names ---- */
