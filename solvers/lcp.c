@@ -608,6 +608,8 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
     rc = newtonStep(s, p, z, zw, stats);
     if (rc < 0) return rc;
     backoffRecord(&s->warm, rc > 0);
+    /* (over the cost bound: the contact graph that made the LU dense outlasts a few steps) */
+    if (s->costly) s->warm.skip = s->warm.pause = BACKOFF_MAX;
     if (rc == 0) stats->fallbacks++;
   }
   if (rc == 0) {
