@@ -27,8 +27,11 @@
  * contacts, each block solved exactly, with subspace steps (lcp_subspace.c) and exact
  * cluster solves, to cd_lcpResidual <= tol (--tolerance, 1e-8 by default).
  * The default: Lemke for n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX (a few contacts); above
- * it, and when Lemke fails, what --solver newton does: the active-set method from the warm
- * start (the default pauses this try for 1, 2, 4 .. BACKOFF_MAX steps after it failed), and
+ * it, and when Lemke fails, what --solver newton does, within a cost bound: the active-set
+ * method from the warm start (the default pauses this try for 1, 2, 4 .. BACKOFF_MAX steps
+ * after it failed, and for BACKOFF_MAX at once when an active set was over AUTO_LU_FLOPS;
+ * inside bgs the tries end at the first such active set and the subspace steps of --solver
+ * bgs take over for the rest of the step), and
  * when it fails, bgs from the warm start with active-set tries from the sweeps' iterates in
  * place of the subspace steps (lcp_bgs.c: the sweeps put nearly every contact in its mode;
  * on the settling 55-cube pyramid, whose friction limits move between redundant contacts
@@ -38,8 +41,9 @@
  * start keeps its modes. Lemke runs with the largest-pivot tie rule from the warm start's
  * basis, then if needed once more with the lexicographic rule from the standard start. A
  * bgs solve that misses its rule from the warm start runs once more from zero, then the
- * better of the two goes on for up to 4000 sweeps (not under a --max-iterations cap). Every fall from one solver to the next, and every active-set try
- * that did not solve, is in stats->fallbacks, so it is never silent.
+ * better of the two goes on for up to BGS_CONTINUE_SWEEPS (not under a --max-iterations
+ * cap). Every fall from one solver to the next, and every active-set try that did not
+ * solve, is in stats->fallbacks, so it is never silent.
  * Warm start: lambda_n and beta from the previous step's contact (the core carries them by
  * key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
  * cd_lcpAlphaFromTangent.

@@ -31,7 +31,9 @@
  * Active-set tries (when the caller gives the workspace of lcp_newton.c: the default and
  * --solver newton): the active-set method from the sweeps' iterate, exact on its modes and
  * nearest the iterate, when the residual first reaches NEWTON_RES and at the points listed
- * there; a try that solves ends the solve, one that does not leaves the sweeps' iterate.
+ * there; a try that solves ends the solve, one that does not leaves the sweeps' iterate,
+ * and one that stops at the caller's cost bound (lu_flops_max) ends the tries: the subspace
+ * steps below take over.
  * Subspace steps (otherwise: --solver bgs): every SUBSPACE_EVERY sweeps while the residual is
  * above the threshold, the LCP restricted to the active set the sweeps have found is solved
  * by GMRES (lcp_subspace.c) and projected back; the sweeps then go on from that candidate,
