@@ -76,13 +76,19 @@
  * level 4 when the deflate filter is available (any reader opens it, no plugin), and has
  * an unlimited first dimension. A per-frame chunk holds 32 frames, or the largest power of
  * two of frames within 1 MiB (a frame beyond it is split along the bodies), so that a
- * batch of 32 frames writes whole chunks; a contact chunk holds 16384 rows (the last,
+ * batch of 32 frames writes whole chunks; a contact chunk holds 4096 rows (the last,
  * partly filled, is written again with the next batch). Measured on the 1000-sphere pile
  * under ccp (S2 10: 2,050 contacts, 464 kB of rows a frame, 401 frames): zlib is 85% of
  * the writing, and level 1 takes 20% fewer instructions than level 4, but the files
  * were: level 4 with 64-frame and 4096-row chunks (before) 105.4 MB; level 1, 2, 3, 4
  * with 32-frame chunks 107.0, 106.6, 106.0, 105.4 MB; level 4 with 16384-row contact
- * chunks 104.9 MB. The writer runs beside the steps, so its cost is the second core's.
+ * chunks 104.9 MB. The contact chunk's size weighs on small scenes, whose 32-frame batch
+ * fills only part of a chunk and deflates the whole chunk again each batch: the CPU time
+ * of a run recording every frame (ccp, one run) with 16384, 4096, 2048, 1024 rows a chunk
+ * was 0.15, 0.09, 0.08, 0.09 s on S3 20 (80 contacts) and 0.49, 0.42, 0.34, 0.33 s on S4 10
+ * (400 contacts), and the S2 10 file 104.2, 105.4, 107.1 MB (1024: larger still); 4096
+ * keeps S2 10's file within the 107 MB it had before the writer thread.
+ * The writer runs beside the steps, so its cost is the second core's.
  * Objects carry no modification times, so the same frames give the same dataset bytes.
  *
  * Threads. The main thread copies each frame into one of two buffers (col_push and
@@ -142,7 +148,7 @@
 
 enum {
   CD_REC_BATCH = 32,             /* frames per batch (a multiple of the frames of a chunk) */
-  CD_REC_CONTACT_CHUNK = 16384,  /* contact rows per chunk */
+  CD_REC_CONTACT_CHUNK = 4096,  /* contact rows per chunk */
   CD_REC_CHUNK_BYTES = 1 << 20,  /* largest per-frame chunk, bytes */
   CD_REC_DEFLATE = 4
 };

@@ -140,23 +140,28 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
 
   while (rbest > tol && it < maxit && ok) {
     it++;
-    /* gradient at y is Gy + g; cb holds it */
-    for (int k = 0; k < n; k++) cb[k] = Gy[k] + p->g[k];
-    double bound2 = 0.0;
+    double bound2 = 0.0, up = 0.0;
     for (int trial = 0;; trial++) {
+      /* the gradient at y, Gy + g, into cb (the restart test below reads it) */
       double iL = 1.0 / L;
       for (int i = 0; i < nc; i++) {
         double a[3];
-        for (int c = 0; c < 3; c++) a[c] = y[3 * i + c] - cb[3 * i + c] * iL;
+        for (int c = 0; c < 3; c++) {
+          int k = 3 * i + c;
+          cb[k] = Gy[k] + p->g[k];
+          a[c] = y[k] - cb[k] * iL;
+        }
         cd_coneProject(p->mu[i], a, &gn[3 * i]);
       }
       cd_blockMatrixMul(&p->G, gn, Ggn);
       if (trial > 0) stats->products++;
       /* for the quadratic f the test is exactly 1/2 d^T G d <= L/2 ||d||^2, d = gamma - y;
        * d^T G d = d^T (G gamma - G y) avoids the cancellation of evaluating f itself (f can
-       * be 1e5 times larger than its change near the optimum) */
+       * be 1e5 times larger than its change near the optimum). The same pass sums the
+       * restart test's grad^T (gamma_{k+1} - gamma_k). */
       double dGd = 0.0, d2 = 0.0;
       bound2 = 0.0;
+      up = 0.0;
       for (int i = 0; i < nc; i++) {
         double di2 = 0.0;
         for (int c = 0; c < 3; c++) {
@@ -164,6 +169,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
           double d = gn[k] - y[k];
           dGd += d * (Ggn[k] - Gy[k]);
           di2 += d * d;
+          up += cb[k] * (gn[k] - ga[k]);
         }
         d2 += di2;
         bound2 = dmax(bound2, di2 * dmax(L * L, im2[i]));
@@ -178,9 +184,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     if (!ok) break;
     double thn = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
     double beta = theta * (1.0 - theta) / (theta * theta + thn);
-    /* restart test uses the gradient at y_k (still in cb) and the step gamma_{k+1} - gamma_k */
-    double up = 0.0;
-    for (int k = 0; k < n; k++) up += cb[k] * (gn[k] - ga[k]);
+    /* restart when the step gamma_{k+1} - gamma_k runs uphill along the gradient at y_k */
     if (up > 0.0) {
       memcpy(y, gn, (size_t)n * sizeof *y);
       memcpy(Gy, Ggn, (size_t)n * sizeof *Gy);
@@ -191,8 +195,13 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
         Gy[k] = Ggn[k] + beta * (Ggn[k] - Gga[k]);
       }
     }
-    memcpy(ga, gn, (size_t)n * sizeof *ga);
-    memcpy(Gga, Ggn, (size_t)n * sizeof *Gga);
+    /* gamma_{k+1} becomes gamma_k: the buffers trade places */
+    double *t = ga;
+    ga = gn;
+    gn = t;
+    t = Gga;
+    Gga = Ggn;
+    Ggn = t;
     theta = thn;
     if (it % APGD_CHECK == 0 || bound2 <= tv2 || it == maxit) {
       for (int k = 0; k < n; k++) cb[k] = Gga[k] + p->g[k];

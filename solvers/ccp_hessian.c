@@ -150,8 +150,8 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
     }
   Ap[n] = pos;
   /* the fill-reducing order: AMD (cholmod_amd) on the body graph, nb nodes instead of the
-   * 6 nb unknowns, each body's six unknowns then kept together (they are one supernode's
-   * columns anyway) */
+   * 6 nb unknowns, each body's six unknowns then kept together (their columns of L share one
+   * pattern anyway) */
   cholmod_sparse *B = cholmod_allocate_sparse((size_t)nb, (size_t)nb, (size_t)(npair > 0 ? npair : 1), 1, 1, 1,
                                               CHOLMOD_PATTERN, h->cc);
   if (!B) return cholmodStatus(h->cc);
@@ -167,16 +167,15 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
     for (int e = 0; e < 6; e++) perm[6 * k + e] = 6 * bperm[k] + e;
   st = permuteLower(h, perm);
   if (st) return st;
-  /* supernodal: on these matrices of 6x6 blocks it measured 15-20% fewer instructions than
-   * CHOLMOD's simplicial factorization, which its automatic choice takes for stacks and small
-   * piles */
-  h->cc->supernodal = CHOLMOD_SUPERNODAL;
-  /* supernodes of up to 16 columns always amalgamated (CHOLMOD's default 4 leaves each body's
-   * six columns alone): 10% fewer instructions a factorization on the pyramid and the 64-sphere
-   * pile; more (48, or a larger zrelax) measured no better or worse */
-  h->cc->nrelax[0] = 16;
-  h->cc->nrelax[1] = 32;
-  h->cc->nrelax[2] = 64;
+  /* simplicial. The supernodal factorization takes 15-20% fewer instructions on these
+   * matrices of 6x6 blocks, but Debian's CHOLMOD 3.0.14 runs its supernodes in OpenMP
+   * parallel regions of a fixed 4 threads (OMP_NUM_THREADS does not change it) and its BLAS
+   * calls through OpenBLAS's thread pool: every factorization then pays the teams' wake-ups
+   * and barriers (24 futex calls a step on the 20-cube stack), and on 2 shared cores the
+   * threads wait for each other. Measured in one run (3000 steps, wall s, ccp default):
+   * 20-cube stack 0.48 / 0.41 -> 0.12 / 0.15, 55-cube pyramid 5.3 / 4.4 -> 0.79 / 0.80; primal
+   * alone on the 1000-sphere pile (60 steps) 295 -> 194 s */
+  h->cc->supernodal = CHOLMOD_SIMPLICIAL;
   /* the permuted lower triangle analysed in its own (natural) order: cholmod_factorize then
    * factors it as it is, without the permuted transposes it makes of an upper or unordered
    * matrix on every call (measured: 230k instructions a factorization on a 64-sphere pile) */

@@ -3,8 +3,8 @@
  * M the block-diagonal mass matrix (per moving body m I3 and the world inertia), J the contact
  * Jacobian, D block diagonal (3x3 symmetric positive semidefinite a contact). It is sparse in
  * 6x6 body blocks: block (k, l) is nonzero exactly when a contact joins bodies k and l, so its
- * pattern depends only on the contact graph, not on D. CHOLMOD factors it (supernodal where
- * CHOLMOD finds that pays); the symbolic analysis is kept and reused by the next steps while
+ * pattern depends only on the contact graph, not on D. CHOLMOD factors it (simplicial:
+ * ccp_hessian.c says why); the symbolic analysis is kept and reused by the next steps while
  * their contacts join only body pairs the analysed pattern holds.
  */
 #ifndef CD_CCP_HESSIAN_H

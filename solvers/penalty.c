@@ -127,26 +127,6 @@ static const cdMaterial *contactMaterial(const cdPenalty *p, const cdScene *scen
   return &p->mix[ma * scene->nmaterial + mb];
 }
 
-/* velocity of the material point at lever arm r (p - x_i) of body i, world */
-static void pointVelocity(const cdWorld *w, int i, const double r[3], double out[3]) {
-  const double *v = &w->v[6 * i];
-  double wr[3];
-  cd_v3cross(wr, &v[3], r);
-  cd_v3add(out, v, wr);
-}
-
-void cd_penaltyRelativeVelocity(const cdWorld *w, const cdContact *c, double vrel[3]) {
-  double va[3] = {0, 0, 0}, vb[3] = {0, 0, 0}, r[3];
-  if (c->body[0] >= 0) {
-    cd_v3sub(r, c->point, &w->x[3 * c->body[0]]);
-    pointVelocity(w, c->body[0], r, va);
-  }
-  if (c->body[1] >= 0) {
-    cd_v3sub(r, c->point, &w->x[3 * c->body[1]]);
-    pointVelocity(w, c->body[1], r, vb);
-  }
-  cd_v3sub(vrel, vb, va);
-}
 
 /* body i's inverse effective mass at the lever arm r along the unit d, im = 1/m_i (> 0):
  * im + (r x d)^T I^-1 (r x d) */
@@ -203,7 +183,7 @@ static void linearizeContact(const cdScene *scene, const cdWorld *w, const cdCon
   cd_sceneContactMaterial(scene, c->body[0], c->body[1], &m);
   for (int s = 0; s < 2; s++) L->wn[s] = cd_penaltyInverseMass(scene, w, c->body[s], c->point, c->normal);
   double vrel[3];
-  cd_penaltyRelativeVelocity(w, c, vrel);
+  cd_worldContactVelocity(w, c, vrel);
   double g = cd_v3norm(scene->gravity);
   /* the pair may close at its present speed plus what gravity adds over the step */
   double vn = cd_v3dot(vrel, c->normal);
@@ -325,7 +305,7 @@ static double stepVelocityScale(const cdScene *scene, const cdWorld *w, const cd
       if (b < 0 || scene->body[b].fixed) continue;
       double r[3], vp[3];
       cd_v3sub(r, c->point, &w->x[3 * b]);
-      pointVelocity(w, b, r, vp);
+      cd_worldPointVelocity(w, b, r, vp);
       cd_v3addScaled(vp, vp, scene->gravity, dt);
       cd_v3addScaled(v, v, vp, s == 1 ? 1.0 : -1.0);
     }
@@ -377,7 +357,7 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
     for (int s = 0; s < 2; s++) {
       if (c->body[s] < 0) continue;
       cd_v3sub(r[s], c->point, &world->x[3 * c->body[s]]);
-      pointVelocity(world, c->body[s], r[s], vp[s]);
+      cd_worldPointVelocity(world, c->body[s], r[s], vp[s]);
     }
     double vrel[3], vt[3];
     cd_v3sub(vrel, vp[1], vp[0]);

@@ -15,10 +15,6 @@ extern const cdBackend cd_backendPenalty;
 /* most substeps one step may take; a step that would need more takes this many */
 #define CD_PENALTY_MAX_SUBSTEPS 1000000
 
-/* velocity of b relative to a at the contact point, world, m/s:
- * v_b + w_b x (p - x_b) - (v_a + w_a x (p - x_a)); the ground (-1) is at rest */
-void cd_penaltyRelativeVelocity(const struct cdWorld *w, const cdContact *c, double vrel[3]);
-
 /* inverse effective mass of body i (>= 0, moving) at point p along the unit direction d:
  * 1/m + (r x d)^T I^-1 (r x d), r = p - x_i; 0 for the ground and fixed bodies */
 double cd_penaltyInverseMass(const cdScene *scene, const struct cdWorld *w, int i, const double p[3],

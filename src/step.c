@@ -64,16 +64,8 @@ static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
 static void postVelocities(cdWorld *w) {
   for (int i = 0; i < w->contacts.ncon; i++) {
     cdContact *c = &w->contacts.con[i];
-    double vr[3] = {0, 0, 0};
-    for (int k = 0; k < 2; k++) {
-      int b = c->body[k];
-      if (b < 0) continue;
-      double arm[3], wxr[3], vp[3];
-      cd_v3sub(arm, c->point, &w->x[3 * b]);
-      cd_v3cross(wxr, &w->v[6 * b + 3], arm);
-      cd_v3add(vp, &w->v[6 * b], wxr);
-      cd_v3addScaled(vr, vr, vp, k == 1 ? 1.0 : -1.0);
-    }
+    double vr[3];
+    cd_worldContactVelocity(w, c, vr);
     c->post_vn = cd_v3dot(vr, c->normal);
     cd_v3addScaled(c->post_vt, vr, c->normal, -c->post_vn);
   }

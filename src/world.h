@@ -12,6 +12,7 @@
 #include "collide.h"
 #include "contact.h"
 #include "scene.h"
+#include "vec3.h"
 
 typedef struct cdWorld {
   int nbody;
@@ -74,6 +75,27 @@ int cd_worldForceSubsteps(const cdScene *scene, cdWorld *w, const cdBackend *bac
 double cd_worldFriction(const cdScene *scene, const cdWorld *w, int a, int b);
 /* recomputes body i's inverse world inertia from its rotation */
 void cd_worldUpdateInertia(const cdScene *scene, cdWorld *w, int i);
+
+/* velocity of the material point of body i at lever arm r (p - x_i), world, m/s: v_i + w_i x r
+ * (inline: the force models call it per contact per substep) */
+static inline void cd_worldPointVelocity(const cdWorld *w, int i, const double r[3], double out[3]) {
+  const double *v = &w->v[6 * (size_t)i];
+  double wr[3];
+  cd_v3cross(wr, &v[3], r);
+  cd_v3add(out, v, wr);
+}
+
+/* velocity of b relative to a at contact c's point, world, m/s:
+ * v_b + w_b x (p - x_b) - (v_a + w_a x (p - x_a)); the ground (-1) is at rest */
+static inline void cd_worldContactVelocity(const cdWorld *w, const cdContact *c, double vrel[3]) {
+  double vp[2][3] = {{0, 0, 0}, {0, 0, 0}}, r[3];
+  for (int s = 0; s < 2; s++) {
+    if (c->body[s] < 0) continue;
+    cd_v3sub(r, c->point, &w->x[3 * c->body[s]]);
+    cd_worldPointVelocity(w, c->body[s], r, vp[s]);
+  }
+  cd_v3sub(vrel, vp[1], vp[0]);
+}
 
 /* index of the first body with a non-finite position, orientation or velocity, or -1 */
 int cd_worldCheckFinite(const cdWorld *w);

@@ -796,7 +796,7 @@ CD_TEST(penaltyBoxContactForcesAreEqualAndOppositeAtThePoint) {
   CHECK_NEAR(c->lambda[2], h * cd_v3dot(Fb, c->t2), 1e-15 * scale);
   /* the friction opposes the slip at the point */
   double vrel[3], vt[3], ft[3];
-  cd_penaltyRelativeVelocity(&hw.w, c, vrel);
+  cd_worldContactVelocity(&hw.w, c, vrel);
   cd_v3addScaled(vt, vrel, c->normal, -cd_v3dot(vrel, c->normal));
   cd_v3addScaled(ft, Fb, c->normal, -cd_v3dot(Fb, c->normal));
   CHECK(cd_v3dot(ft, vt) < 0);
