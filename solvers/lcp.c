@@ -16,31 +16,53 @@
  * With mu = 0, alpha = 0 and the normal rows are seed 004's frictionless LCP
  * 0 <= lambda_N perp G_NN lambda_N + g_N >= 0.
  *
- * Solvers: "lemke" (lcp_lemke.c) on the dense A, exact up to roundoff (checked to
- * 1e-10 max(1, ||b||_inf) by default); "bgs" (lcp_bgs.c, alias "pgs") block Gauss-Seidel
- * over contacts, each contact's block solved exactly (closed-form active sets, Lemke when
- * degenerate), subspace steps on the active set the sweeps found (lcp_subspace.c), stalled
- * clusters of contacts solved exactly by Lemke, contacts swept
- * bottom-up against gravity, to cd_lcpResidual <= tol (lcp.h: the pairs of the LCP compared in
- * m/s, relative to ||g||_inf) with --tolerance tol, 1e-8 by default; the default picks Lemke for
- * n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX and bgs above. Lemke runs with the largest-pivot
- * tie rule from the warm start's basis (lcp_lemke.c), then if needed once more with the
- * textbook lexicographic rule from the standard start. When Lemke does not solve
- * (ray termination, pivot limit, an inaccurate basis, or n > CD_LCP_LEMKE_MAX), the step
- * falls back to bgs from the warm start; stats->fallbacks counts it, so it is never silent.
- * A bgs solve that misses its rule from the warm start runs once more from zero, and the
- * answer of smaller residual is taken (both runs' sweeps are counted).
- * Warm start (bgs): lambda_n and beta from the previous step's contact (the core carries
- * them by key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
- * lambda_T split over the two directions adjacent to its angle.
+ * Solvers: "newton" (lcp_newton.c), the active-set method: each contact's mode (separated,
+ * sticking, sliding at a vertex or along an edge of the polygon) makes its rows linear
+ * equations, the active set's sparse system is factored directly (CHOLMOD when every active
+ * contact sticks, KLU with sliding friction; regularised and refined: the impulses nearest
+ * the start) and violated modes change, largest first, backtracking to the best iterate
+ * with half as many changes when an active set is no better; its first modes are read off
+ * its start. "lemke" (lcp_lemke.c) on the dense A, exact up to roundoff (checked to 1e-10
+ * in the residual's units). "bgs" (lcp_bgs.c, alias "pgs") block Gauss-Seidel over
+ * contacts, each block solved exactly, with subspace steps (lcp_subspace.c) and exact
+ * cluster solves, to cd_lcpResidual <= tol (--tolerance, 1e-8 by default).
+ * The default: Lemke for n = ncon (m + 2) <= CD_LCP_AUTO_LEMKE_MAX (a few contacts); above
+ * it, and when Lemke fails, what --solver newton does, within a cost bound: the active-set
+ * method from the warm start (the default pauses this try for 1, 2, 4 .. BACKOFF_MAX steps
+ * after it failed, and for BACKOFF_MAX at once when an active set was over AUTO_LU_FLOPS;
+ * inside bgs the tries end at the first such active set and the subspace steps of --solver
+ * bgs take over for the rest of the step), and
+ * when it fails, bgs from the warm start with active-set tries from the sweeps' iterates in
+ * place of the subspace steps (lcp_bgs.c: the sweeps put nearly every contact in its mode;
+ * on the settling 55-cube pyramid, whose friction limits move between redundant contacts
+ * from step to step, the warm start's modes cycle while the sweeps' at a residual of 1e-4
+ * are solved in one to four active sets) and once more on the sweeps' answer, so that the
+ * answer is well inside the tolerance (lcp_newton.c: TARGET_SHARE) and the next step's warm
+ * start keeps its modes. Lemke runs with the largest-pivot tie rule from the warm start's
+ * basis, then if needed once more with the lexicographic rule from the standard start. A
+ * bgs solve that misses its rule from the warm start runs once more from zero, then the
+ * better of the two goes on for up to BGS_CONTINUE_SWEEPS (not under a --max-iterations
+ * cap). Every fall from one solver to the next, and every active-set try that did not
+ * solve, is in stats->fallbacks, so it is never silent.
+ * Warm start: lambda_n and beta from the previous step's contact (the core carries them by
+ * key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
+ * cd_lcpAlphaFromTangent.
  * Outputs: p->lambda = (lambda_n, D alpha) per contact, each contact's beta, and the
- * contact set's alpha rows (m a contact). stats: iterations = Lemke pivots plus bgs sweeps
- * of the step, residual = cd_lcpResidual of the answer (relative), converged =
- * the stopping rule of the solver that produced it was met.
+ * contact set's alpha rows (m a contact). stats (per step; each solver's unit):
+ *   iterations      Lemke pivots + active sets solved (Newton, inside bgs too) + bgs sweeps;
+ *   factorizations  Newton's numeric sparse factorizations + bgs's dense cluster solves;
+ *   products        products with G or with the active-set matrix outside those counts:
+ *                   Newton's checks and refinement products, bgs's residual checks and GMRES
+ *                   iterations of its subspace steps;
+ *   residual        cd_lcpResidual of the answer (relative); converged: the stopping rule of
+ *                   the solver that produced it was met.
+ * --max-iterations caps Newton's active sets (each try) and bgs's sweeps (and drops the cold
+ * retry).
  */
 #include "lcp.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +70,7 @@
 #include "alloc.h"
 #include "lcp_bgs.h"
 #include "lcp_lemke.h"
+#include "lcp_newton.h"
 
 int cd_lcpSize(int ncon, int m) { return ncon * (m + 2); }
 
@@ -132,19 +155,24 @@ void cd_lcpLambdaFromZ(int ncon, int m, const double *D, const double *z, double
   }
 }
 
+static double cross2(const double *a, const double *b) { return a[0] * b[1] - a[1] * b[0]; }
+
 void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *alpha) {
   for (int l = 0; l < m; l++) alpha[l] = 0.0;
   if (lt[0] == 0.0 && lt[1] == 0.0) return;
-  double th = atan2(lt[1], lt[0]);
-  if (th < 0) th += 2.0 * M_PI;
-  int k = (int)floor(th / (2.0 * M_PI / m));
-  if (k < 0) k = 0;
-  if (k >= m) k = m - 1;
-  int l = (k + 1) % m;
+  /* the nearest direction d_k (largest d_k . lt, the lowest k on a tie) and its neighbour on
+   * lt's side (the next one counter-clockwise when lt lies along d_k) */
+  int k = 0;
+  double dmax = -INFINITY;
+  for (int l = 0; l < m; l++) {
+    double d = D[2 * l] * lt[0] + D[2 * l + 1] * lt[1];
+    if (d > dmax) dmax = d, k = l;
+  }
+  int l = cross2(&D[2 * k], lt) >= 0.0 ? (k + 1) % m : (k + m - 1) % m;
   const double *dk = &D[2 * k], *dl = &D[2 * l];
-  double det = dk[0] * dl[1] - dk[1] * dl[0]; /* sin(2 pi / m) > 0 */
-  alpha[k] = fmax(0.0, (lt[0] * dl[1] - lt[1] * dl[0]) / det);
-  alpha[l] = fmax(0.0, (dk[0] * lt[1] - dk[1] * lt[0]) / det);
+  double det = cross2(dk, dl); /* +-sin(2 pi / m) */
+  alpha[k] = fmax(0.0, cross2(lt, dl) / det);
+  alpha[l] = fmax(0.0, cross2(dk, lt) / det);
 }
 
 /* u = G lambda(z) + g into work + 3 ncon; returns it */
@@ -176,41 +204,58 @@ static double worse(double res, double zi, double wi) {
   return v <= res ? res : v; /* NaN propagates */
 }
 
-double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
+double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, const double *z, const double *u,
+                             int i) {
   int nc = p->ncon;
+  /* impulses (lambda_N, alpha, the bound mu lambda_N - sum alpha) as velocities: / meff_i */
+  double beta = z[nc + nc * m + i], sum = 0.0, w = 1.0 / cd_contactProblemMeff(p, i);
+  double res = worse(0.0, w * z[i], u[0]);
+  for (int l = 0; l < m; l++) {
+    double a = z[nc + m * i + l];
+    res = worse(res, w * a, D[2 * l] * u[1] + D[2 * l + 1] * u[2] + beta);
+    sum += a;
+  }
+  return worse(res, beta, w * (p->mu[i] * z[i] - sum));
+}
+
+double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
   const double *u = contactVelocity(p, m, D, z, work);
   double res = 0.0;
-  for (int i = 0; i < nc; i++) {
-    /* impulses (lambda_N, alpha, the bound mu lambda_N - sum alpha) as velocities: / meff_i */
-    double beta = z[nc + nc * m + i], sum = 0.0, w = 1.0 / cd_contactProblemMeff(p, i);
-    res = worse(res, w * z[i], u[3 * i]);
-    for (int l = 0; l < m; l++) {
-      double a = z[nc + m * i + l];
-      res = worse(res, w * a, D[2 * l] * u[3 * i + 1] + D[2 * l + 1] * u[3 * i + 2] + beta);
-      sum += a;
-    }
-    res = worse(res, beta, w * (p->mu[i] * z[i] - sum));
+  for (int i = 0; i < p->ncon; i++) {
+    double r = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i);
+    if (!(r <= res)) res = r; /* NaN propagates */
   }
   return res / cd_contactProblemVelocityScale(p);
 }
 
 /* ---- the backend ---- */
 
-typedef enum { LCP_AUTO = 0, LCP_LEMKE, LCP_BGS } cdLcpMode;
+typedef enum { LCP_AUTO = 0, LCP_LEMKE, LCP_NEWTON, LCP_BGS } cdLcpMode;
 
 typedef struct {
   double h; /* height of the contact point along up, m */
   int i;    /* contact */
 } cdLcpRank;
 
+/* the default's pause of the active-set method from the warm start after it failed: 1, 2, 4
+ * .. BACKOFF_MAX steps, doubling while it keeps failing, reset by a success */
+typedef struct {
+  int skip;  /* steps left without the try */
+  int pause; /* the last pause, 0 after a success */
+} cdLcpBackoff;
+
 typedef struct cdLcpState {
   int m;           /* friction directions */
   double *D;       /* (2 x m) */
   cdLcpMode mode;
   double tol;      /* user tolerance, 0: each solver's default */
-  int max_sweeps;  /* bgs, 0: default */
-  int used_lemke, used_bgs;
+  int max_iter;    /* --max-iterations: Newton's active sets and bgs's sweeps; 0: defaults */
+  int used_lemke, used_newton, used_bgs;
+  char name[24];   /* the solvers used, "lemke+newton+bgs" at most */
   double up[3];    /* unit, world: against gravity (z without gravity); heights for the bgs order */
+  cdLcpNewton *newton;
+  cdLcpBackoff warm; /* the default's pause of the active-set method from the warm start */
+  int costly;      /* 1: this step's active sets are over AUTO_LU_FLOPS (the default) */
   /* scratch, grown on demand and kept between steps */
   size_t zcap, wcap, acap, lcap; /* bytes */
   double *z;       /* (2 n) the solution, then the warm start */
@@ -225,6 +270,7 @@ typedef struct cdLcpState {
 static void lcpFree(void *state) {
   cdLcpState *s = state;
   if (!s) return;
+  cd_lcpNewtonFree(s->newton);
   cd_free(s->D), cd_free(s->z), cd_free(s->work), cd_free(s->A), cd_free(s->lemke);
   cd_free(s->rank), cd_free(s->order);
   cd_free(s);
@@ -241,10 +287,12 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   const char *name = opt ? opt->solver : NULL;
   if (name && !strcmp(name, "lemke"))
     mode = LCP_LEMKE;
+  else if (name && !strcmp(name, "newton"))
+    mode = LCP_NEWTON;
   else if (name && (!strcmp(name, "bgs") || !strcmp(name, "pgs")))
     mode = LCP_BGS;
   else if (name) {
-    snprintf(err, errlen, "lcp: unknown solver '%s' (expected lemke, bgs or pgs)", name);
+    snprintf(err, errlen, "lcp: unknown solver '%s' (expected lemke, newton, bgs or pgs)", name);
     return CD_ERR_USAGE;
   }
   if (opt && !(opt->tolerance >= 0.0)) {
@@ -258,7 +306,7 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   cdLcpState *s = cd_calloc(1, sizeof *s);
   if (!s) return CD_ERR_NOMEM;
   s->D = cd_malloc(2 * (size_t)m * sizeof *s->D);
-  if (!s->D) {
+  if (!s->D || (mode != LCP_LEMKE && !(s->newton = cd_lcpNewtonMake()))) {
     lcpFree(s);
     return CD_ERR_NOMEM;
   }
@@ -266,7 +314,7 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   cd_lcpDirections(m, s->D);
   s->mode = mode;
   s->tol = opt ? opt->tolerance : 0.0;
-  s->max_sweeps = opt ? opt->max_iterations : 0;
+  s->max_iter = opt ? opt->max_iterations : 0;
   double gn = scene ? sqrt(scene->gravity[0] * scene->gravity[0] + scene->gravity[1] * scene->gravity[1] +
                            scene->gravity[2] * scene->gravity[2])
                     : 0.0;
@@ -277,11 +325,17 @@ static int lcpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
 
 static const char *lcpSolverName(const void *state) {
   const cdLcpState *s = state;
-  if (s->used_lemke && s->used_bgs) return "lemke+bgs";
-  if (s->used_lemke) return "lemke";
-  if (s->used_bgs) return "bgs";
-  /* nothing solved yet: what the configuration will use */
-  return s->mode == LCP_LEMKE ? "lemke" : s->mode == LCP_BGS ? "bgs" : "lemke+bgs";
+  cdLcpState *w = (cdLcpState *)(uintptr_t)state; /* the name buffer is scratch */
+  int l = s->used_lemke, n = s->used_newton, b = s->used_bgs;
+  if (!l && !n && !b) {
+    /* nothing solved yet: what the configuration can use */
+    l = s->mode == LCP_LEMKE || s->mode == LCP_AUTO;
+    n = s->mode == LCP_NEWTON || s->mode == LCP_AUTO;
+    b = 1;
+  }
+  snprintf(w->name, sizeof w->name, "%s%s%s%s%s", l ? "lemke" : "", l && (n || b) ? "+" : "", n ? "newton" : "",
+           n && b ? "+" : "", b ? "bgs" : "");
+  return w->name;
 }
 
 /* grows *buf to hold want bytes; 0 ok */
@@ -312,7 +366,7 @@ static void warmStart(const cdLcpState *s, const cdContactProblem *p, const cdCo
         t1 += s->D[2 * l] * a[l];
         t2 += s->D[2 * l + 1] * a[l];
       }
-      double scale = 1.0 + fabs(lam[1]) + fabs(lam[2]);
+      double scale = fabs(lam[0]) + fabs(lam[1]) + fabs(lam[2]); /* (relative: any unit of mass) */
       ok &= fabs(t1 - lam[1]) <= 1e-9 * scale && fabs(t2 - lam[2]) <= 1e-9 * scale;
       if (ok) memcpy(alpha, a, (size_t)m * sizeof *alpha);
     }
@@ -356,7 +410,7 @@ static int bgsOrder(cdLcpState *s, const cdContactSet *contacts, int nc, const i
  * contact i, 1 for beta; z' = S z / vscale, w' = R w / vscale with S = diag(sc) and R = 1 on
  * the velocity rows, 1 / meff_i on the bound rows; A' = R A S^-1, b' = R b / vscale, the
  * same complementarity. dir = 1 scales A, b (may be NULL) and z; dir = -1 takes z back. */
-static void lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, double *b, double *z, int dir) {
+void cd_lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, double *b, double *z, int dir) {
   size_t nc = (size_t)p->ncon, n = nc * (size_t)(m + 2), nb = nc + nc * (size_t)m;
   double vs = cd_contactProblemVelocityScale(p);
   for (size_t i = 0; i < nc; i++) {
@@ -375,6 +429,158 @@ static void lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *
   for (size_t k = 0; k < n; k++) b[k] *= (k >= nb ? sc[k - nb] : 1.0) / vs;
 }
 
+/* Lemke on the dense A from the warm start zw (the residual's units, cd_lcpScaleDense);
+ * 1 solved into z, 0 not, CD_ERR_NOMEM */
+static int lemkeStep(cdLcpState *s, const cdContactProblem *p, double *z, double *zw, cdSolveStats *stats) {
+  int m = s->m;
+  size_t n = (size_t)cd_lcpSize(p->ncon, m);
+  if (reserve((void **)&s->A, &s->acap, (n * n + 2 * n) * sizeof(double)) ||
+      reserve(&s->lemke, &s->lcap, cd_lemkeWorkSize((int)n)))
+    return CD_ERR_NOMEM;
+  double *A = s->A, *b = s->A + n * n, *sc = b + n;
+  cd_lcpBuildDense(p, m, s->D, A, b);
+  /* Lemke works in the residual's units (lcp.h): impulses as velocities, relative to
+   * ||g||_inf, so that its pivot choices and its 1e-10 check do not depend on the unit of
+   * mass. z' = S z / vscale, w' = R w / vscale with S = diag(1 / meff_i on lambda_N and
+   * alpha, 1 on beta), R = diag(1 on the velocity rows, 1 / meff_i on the bound rows):
+   * A' = R A S^-1, b' = R b / vscale, the same complementarity. */
+  cd_lcpScaleDense(p, m, sc, A, b, zw, 1);
+  /* a contact LCP that Lemke solves takes a few pivots a variable (a fraction of n on the
+   * bundled scenes, 1.2 n cold on the cube pyramid, none warm); one that needs many more
+   * is degenerate enough to cycle numerically, and another solver is the cheaper way out */
+  cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n),
+                       .ties = CD_LEMKE_TIES_LARGEST_PIVOT, .start = zw};
+  cdLemkeStats ls;
+  int st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
+  if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
+  stats->iterations += ls.pivots;
+  if (st != CD_LEMKE_SOLVED) {
+    /* the textbook lexicographic rule from the standard start takes another path */
+    lo.ties = CD_LEMKE_TIES_LEXICOGRAPHIC;
+    lo.start = NULL;
+    st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
+    if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
+    stats->iterations += ls.pivots;
+  }
+  cd_lcpScaleDense(p, m, sc, NULL, NULL, zw, -1);
+  if (st != CD_LEMKE_SOLVED) return 0;
+  cd_lcpScaleDense(p, m, sc, NULL, NULL, z, -1);
+  s->used_lemke = 1;
+  return 1;
+}
+
+/* the default's bound on the active-set method's cost: an unsymmetric active set whose LU
+ * (KLU's estimate) takes more flops an unknown ends the method's use on the step, and bgs
+ * with subspace steps solves it. Measured (KLU's est_flops / unknowns): 30 .. 950 on the
+ * 1000-sphere pile (S2 10 of ../shared/peer-bench), where the active-set method and its
+ * tries inside bgs are the fastest way; 8,700 .. 10,800 on the 55-cube pyramid (S4 10), whose
+ * 3-D contact graph makes K nearly dense (70 entries a row): there KLU's factorizations were
+ * 58 % of the run (perf) and bgs with subspace steps took a sixth of the time, every step
+ * converged. The bound sits between the two. --solver newton has no bound. */
+#define AUTO_LU_FLOPS 3000.0
+
+static double luFlopsMax(const cdLcpState *s) { return s->mode == LCP_AUTO ? AUTO_LU_FLOPS : 0.0; }
+
+/* the active-set method from zw; 1 solved into z, 0 not (z: its best iterate), CD_ERR_NOMEM */
+static int newtonStep(cdLcpState *s, const cdContactProblem *p, double *z, const double *zw, cdSolveStats *stats) {
+  size_t n = (size_t)cd_lcpSize(p->ncon, s->m);
+  memcpy(z, zw, n * sizeof *z);
+  cdLcpNewtonOptions no = {.tolerance = s->tol, .max_iterations = s->max_iter, .lu_flops_max = luFlopsMax(s)};
+  cdLcpNewtonStats ns;
+  int rc = cd_lcpNewtonSolve(s->newton, p, s->m, s->D, z, &no, &ns);
+  s->costly |= ns.costly;
+  stats->iterations += ns.iterations;
+  stats->factorizations += ns.factorizations;
+  stats->products += ns.products;
+  if (rc) return rc;
+  s->used_newton = 1;
+  return ns.converged;
+}
+
+/* the longest pause of the active-set method from the warm start, steps */
+#define BACKOFF_MAX 32
+
+/* the sweeps a bgs solve that missed its rule warm and cold goes on for, from the better */
+#define BGS_CONTINUE_SWEEPS 4000
+
+/* 1: the default skips the try on this step */
+static int backoffSkips(const cdLcpState *s, cdLcpBackoff *b) {
+  if (s->mode != LCP_AUTO || b->skip <= 0) return 0;
+  b->skip--;
+  return 1;
+}
+
+static void backoffRecord(cdLcpBackoff *b, int ok) {
+  if (ok) {
+    b->pause = 0;
+    return;
+  }
+  b->pause = b->pause ? 2 * b->pause : 1;
+  if (b->pause > BACKOFF_MAX) b->pause = BACKOFF_MAX;
+  b->skip = b->pause;
+}
+
+/* block Gauss-Seidel from z (in: the start, out: the answer), with the active-set tries
+ * (lcp_bgs.c) when newton; sets stats->converged. A solve that misses its rule from the
+ * warm start runs once more from zero, and when that misses too, the better of the two goes
+ * on for BGS_CONTINUE_SWEEPS (never under a --max-iterations cap, which bounds the step's
+ * sweeps). CD_OK or CD_ERR_NOMEM */
+static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet *contacts, double *z, int newton,
+                   cdSolveStats *stats) {
+  cdBgsOptions bo = {.tolerance = s->tol,
+                     .max_sweeps = s->max_iter,
+                     .newton = newton && !s->costly ? s->newton : NULL,
+                     .lu_flops_max = luFlopsMax(s)};
+  if (bgsOrder(s, contacts, p->ncon, &bo.order)) return CD_ERR_NOMEM;
+  cdBgsStats bs;
+  if (cd_bgsSolve(p, s->m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
+  s->used_bgs = 1;
+  s->used_newton |= bs.newton_solved;
+  s->costly |= bs.newton_costly;
+  if (s->costly) bo.newton = NULL;
+  stats->iterations += bs.sweeps + bs.newton_sets;
+  stats->products += bs.products;
+  stats->factorizations += bs.factorizations;
+  stats->converged = bs.converged;
+  stats->fallbacks += bs.newton_tries - bs.newton_solved;
+  if (!bs.converged && !s->max_iter) {
+    /* a warm start can hold the sweeps in the basin of the previous step's active set
+     * (measured on a 4096-sphere impact: 1000 sweeps to 3e-5 warm, 240 to 4e-8 cold):
+     * once more from zero, the better of the two kept, both runs counted */
+    size_t n = (size_t)cd_lcpSize(p->ncon, s->m);
+    double *zc = z + n; /* (the warm start's copy, no longer needed) */
+    cdBgsStats bc;
+    memset(zc, 0, n * sizeof *zc);
+    if (cd_bgsSolve(p, s->m, s->D, zc, &bo, &bc)) return CD_ERR_NOMEM;
+    s->used_newton |= bc.newton_solved;
+    s->costly |= bc.newton_costly;
+    if (s->costly) bo.newton = NULL;
+    stats->iterations += bc.sweeps + bc.newton_sets;
+    stats->products += bc.products;
+    stats->factorizations += bc.factorizations;
+    stats->fallbacks += 1 + bc.newton_tries - bc.newton_solved;
+    if (bc.residual < bs.residual) {
+      memcpy(z, zc, n * sizeof *z);
+      stats->converged = bc.converged;
+    }
+    if (!stats->converged) {
+      /* neither met the rule in its sweeps: the better iterate goes on (measured on the
+       * settling 1000-sphere pile, S2 10 of ../shared/peer-bench: 3 of 400 steps missed
+       * 1e-8 in 1000 sweeps warm and 1000 cold, each left at 2e-7 .. 4e-5; from the warm
+       * start 1550 sweeps and tries met it), counted as one more fall */
+      bo.max_sweeps = BGS_CONTINUE_SWEEPS;
+      if (cd_bgsSolve(p, s->m, s->D, z, &bo, &bc)) return CD_ERR_NOMEM;
+      s->used_newton |= bc.newton_solved;
+      stats->iterations += bc.sweeps + bc.newton_sets;
+      stats->products += bc.products;
+      stats->factorizations += bc.factorizations;
+      stats->fallbacks += 1 + bc.newton_tries - bc.newton_solved;
+      stats->converged = bc.converged;
+    }
+  }
+  return CD_OK;
+}
+
 static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   cdLcpState *s = state;
   int nc = p->ncon, m = s->m;
@@ -388,73 +594,31 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
       reserve((void **)&s->work, &s->wcap, 6 * (size_t)nc * sizeof(double)))
     return CD_ERR_NOMEM;
   double *z = s->z, *zw = s->z + n;
+  s->costly = 0;
   warmStart(s, p, contacts, zw);
 
-  int use_lemke = s->mode == LCP_LEMKE ? n <= CD_LCP_LEMKE_MAX : s->mode == LCP_AUTO ? n <= CD_LCP_AUTO_LEMKE_MAX : 0;
-  int done = 0;
-  if (use_lemke) {
-    if (reserve((void **)&s->A, &s->acap, (n * n + 2 * n) * sizeof(double)) ||
-        reserve(&s->lemke, &s->lcap, cd_lemkeWorkSize((int)n)))
-      return CD_ERR_NOMEM;
-    double *A = s->A, *b = s->A + n * n, *sc = b + n;
-    cd_lcpBuildDense(p, m, s->D, A, b);
-    /* Lemke works in the residual's units (lcp.h): impulses as velocities, relative to
-     * ||g||_inf, so that its pivot choices and its 1e-10 check do not depend on the unit of
-     * mass. z' = S z / vscale, w' = R w / vscale with S = diag(1 / meff_i on lambda_N and
-     * alpha, 1 on beta), R = diag(1 on the velocity rows, 1 / meff_i on the bound rows):
-     * A' = R A S^-1, b' = R b / vscale, the same complementarity. */
-    lcpScaleDense(p, m, sc, A, b, zw, 1);
-    /* a contact LCP that Lemke solves takes a few pivots a variable (a fraction of n on the
-     * bundled scenes, 1.2 n cold on the cube pyramid, none warm); one that needs many more
-     * is degenerate enough to cycle numerically, and bgs from the warm start is the
-     * cheaper way out */
-    cdLemkeOptions lo = {.tolerance = s->tol, .work = s->lemke, .max_pivots = CD_LCP_LEMKE_PIVOTS((int)n),
-                         .ties = CD_LEMKE_TIES_LARGEST_PIVOT, .start = zw};
-    cdLemkeStats ls;
-    int st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
-    if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
-    stats->iterations += ls.pivots;
-    if (st != CD_LEMKE_SOLVED) {
-      /* the textbook lexicographic rule from the standard start takes another path */
-      lo.ties = CD_LEMKE_TIES_LEXICOGRAPHIC;
-      lo.start = NULL;
-      st = cd_lemkeSolve((int)n, A, b, z, &lo, &ls);
-      if (st == CD_LEMKE_NOMEM) return CD_ERR_NOMEM;
-      stats->iterations += ls.pivots;
-    }
-    lcpScaleDense(p, m, sc, NULL, NULL, zw, -1);
-    if (st == CD_LEMKE_SOLVED) {
-      lcpScaleDense(p, m, sc, NULL, NULL, z, -1);
-      s->used_lemke = 1;
-      done = 1;
-    } else {
-      stats->fallbacks++;
-    }
-  } else if (s->mode == LCP_LEMKE) {
-    stats->fallbacks++; /* too large for the dense solver */
+  /* Lemke first (--solver lemke, and the default on a few contacts), then the active-set
+   * chain (newton, the default), or bgs; every fall from one solver to the next is counted */
+  int rc = 0;
+  if (s->mode == LCP_LEMKE || (s->mode == LCP_AUTO && n <= CD_LCP_AUTO_LEMKE_MAX)) {
+    if (n <= CD_LCP_LEMKE_MAX) rc = lemkeStep(s, p, z, zw, stats);
+    if (rc < 0) return rc;
+    if (rc == 0) stats->fallbacks++;
   }
-  if (!done) {
+  int newton = s->mode == LCP_NEWTON || s->mode == LCP_AUTO;
+  if (rc == 0 && newton && !backoffSkips(s, &s->warm)) {
+    /* (a scene whose warm start is far from the step's modes, such as a pile of spheres
+     * in flight, where 700 of 1000 pressing contacts change mode, pauses this try) */
+    rc = newtonStep(s, p, z, zw, stats);
+    if (rc < 0) return rc;
+    backoffRecord(&s->warm, rc > 0);
+    /* (over the cost bound: the contact graph that made the LU dense outlasts a few steps) */
+    if (s->costly) s->warm.skip = s->warm.pause = BACKOFF_MAX;
+    if (rc == 0) stats->fallbacks++;
+  }
+  if (rc == 0) {
     memcpy(z, zw, n * sizeof *z);
-    cdBgsOptions bo = {.tolerance = s->tol, .max_sweeps = s->max_sweeps};
-    if (bgsOrder(s, contacts, nc, &bo.order)) return CD_ERR_NOMEM;
-    cdBgsStats bs;
-    if (cd_bgsSolve(p, m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
-    s->used_bgs = 1;
-    stats->iterations += bs.sweeps;
-    stats->converged = bs.converged;
-    if (!bs.converged) {
-      /* a warm start can hold the sweeps in the basin of the previous step's active set
-       * (measured on a 4096-sphere impact: 1000 sweeps to 3e-5 warm, 240 to 4e-8 cold):
-       * once more from zero, the better of the two kept */
-      cdBgsStats bc;
-      memset(zw, 0, n * sizeof *zw);
-      if (cd_bgsSolve(p, m, s->D, zw, &bo, &bc)) return CD_ERR_NOMEM;
-      stats->iterations += bc.sweeps;
-      if (bc.residual < bs.residual) {
-        memcpy(z, zw, n * sizeof *z);
-        stats->converged = bc.converged;
-      }
-    }
+    if ((rc = bgsStep(s, p, contacts, z, newton, stats))) return rc;
   }
   stats->residual = cd_lcpResidual(p, m, s->D, z, s->work);
 

@@ -20,9 +20,10 @@
 
 extern const cdBackend cd_backendLcp;
 
-/* the default solver picks Lemke (dense A: n^2 doubles, O(n^2) a pivot) while the LCP has
- * at most this many variables n = ncon (m + 2), block Gauss-Seidel above */
-#define CD_LCP_AUTO_LEMKE_MAX 600
+/* the default solver: Lemke (dense A: n^2 doubles, O(n^2) a pivot) while the LCP has at
+ * most this many variables n = ncon (m + 2) (a few contacts: one cube on the ground), the
+ * active-set method (lcp_newton.c) above */
+#define CD_LCP_AUTO_LEMKE_MAX 48
 /* an explicit --solver lemke still falls back to bgs above this size (A would need
  * 8 n^2 bytes: 72 MB here) */
 #define CD_LCP_LEMKE_MAX 3000
@@ -46,8 +47,10 @@ void cd_lcpBuildDense(const cdContactProblem *p, int m, const double *D, double 
 /* lambda (3 ncon, (n, t1, t2) per contact) = (lambda_N, D alpha) of z */
 void cd_lcpLambdaFromZ(int ncon, int m, const double *D, const double *z, double *lambda);
 
-/* alpha (m) >= 0 with D alpha = lt (2, in (t1, t2)): lt split over the two directions
- * adjacent to its angle (exact up to roundoff; zero for lt = 0) */
+/* alpha (m) >= 0 with D alpha = lt (2, in (t1, t2)) and the least e^T alpha: lt split over
+ * the two directions of the polygon's sector that holds it, the nearest direction d_k (the
+ * lowest k on a tie) and its neighbour on lt's side (exact up to roundoff; zero for lt = 0).
+ * The one conversion from lambda_T to alpha of every LCP solver. */
 void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *alpha);
 
 /* w = A z + b (n) without forming A: O(nnz(G) + ncon m). work: (6 ncon) */
@@ -59,5 +62,17 @@ void cd_lcpEvaluate(const cdContactProblem *p, int m, const double *D, const dou
  * velocity already): every pair compared in m/s, relative to ||g||_inf; zero exactly at a
  * solution. Computed blockwise like cd_lcpEvaluate. work: (6 ncon) */
 double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work);
+
+/* the units of the residual for a dense solver (Lemke): sc (n) = 1 / meff_i for lambda_N and
+ * alpha of contact i, 1 for beta; z' = S z / vscale, w' = R w / vscale with S = diag(sc) and
+ * R = 1 on the velocity rows, 1 / meff_i on the bound rows; A' = R A S^-1, b' = R b / vscale:
+ * the same complementarity in any unit of mass. dir = 1 scales A, b (may be NULL) and z;
+ * dir = -1 takes z back. */
+void cd_lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, double *b, double *z, int dir);
+
+/* contact i's part of cd_lcpResidual before the division by vscale (m/s), from z and the
+ * contact's velocity u (3) = (G lambda(z) + g)_i */
+double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, const double *z, const double *u,
+                             int i);
 
 #endif

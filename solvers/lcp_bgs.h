@@ -12,18 +12,24 @@ typedef struct cdBgsOptions {
   int max_sweeps;   /* 0: 1000 */
   const int *order; /* (ncon) optional: the contacts in the order of a forward sweep (a
                        permutation of 0 .. ncon-1); NULL: 0 .. ncon-1 */
+  struct cdLcpNewton *newton; /* optional: the workspace of the active-set tries (lcp_newton.h,
+                                 lcp_bgs.c), with at most max_sweeps active sets each when
+                                 that is set; NULL: none */
+  double lu_flops_max; /* the tries' bound (cdLcpNewtonOptions); a try over it ends the tries
+                          and the subspace steps take over */
 } cdBgsOptions;
 
 typedef struct cdBgsStats {
   int sweeps;         /* sweeps over all contacts */
   double residual;    /* ||min(z, A z + b)||_inf of the returned z (the best iterate) */
   int converged;      /* 1 when residual <= tolerance max(1, ||b||_inf) */
-  int block_failures; /* block LCPs no method solved to the block tolerance (the best
-                         candidate was kept) */
-  int block_lemke;    /* block LCPs the closed form missed and Lemke solved */
-  int clusters;       /* cluster blocks solved by Lemke where the sweeps stalled */
-  int subspace_steps; /* subspace steps kept (lcp_subspace.h) */
-  int subspace_iterations; /* GMRES iterations of all subspace steps, kept or not */
+  int products;       /* products with G outside the sweeps: residual checks, GMRES iterations,
+                         the active-set try's checks and refinement */
+  int factorizations; /* the clusters' dense Lemke solves and the active-set try's sparse ones */
+  int newton_tries;   /* active-set tries */
+  int newton_sets;    /* active sets they solved */
+  int newton_solved;  /* 1 when the answer is an active-set try's */
+  int newton_costly;  /* 1 when a try stopped at lu_flops_max */
 } cdBgsStats;
 
 /* solves the LCP of p with m directions D (cd_lcpDirections) for z (cd_lcpSize(ncon, m)),
@@ -45,10 +51,13 @@ size_t cd_bgsBlockWorkSize(int m);
  * c (3) = the contact velocity without its own impulse, find z = (lambda_n, alpha (m), beta)
  *     0 <= lambda_n perp u_n >= 0,  0 <= alpha perp D^T u_T + e beta >= 0,
  *     0 <= beta perp mu lambda_n - e^T alpha >= 0,     u = W (lambda_n, D alpha) + c,
- * to ||min(z, w)||_inf <= 1e-10 max(1, ||q||_inf), q = (c_n, D^T c_T, 0) (Lemke's check).
+ * to the block's part of cd_lcpResidual (impulses and the bound row times wi = 1 / meff_i,
+ * m/s) <= 1e-10 max(vref, ||q||_inf), q = (c_n, D^T c_T) and vref the problem's velocity scale
+ * (cd_contactProblemVelocityScale): the same answer in any unit of mass.
  * z (m + 2): in, the current value (its sliding direction is tried first); out, the
  * solution. work: cd_bgsBlockWorkSize(m) bytes, aligned for double; no allocation.
  * Returns a CD_BGS_BLOCK_ code. */
-int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double *z, void *work);
+int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double wi, double vref,
+                     double *z, void *work);
 
 #endif

@@ -36,7 +36,9 @@
  * inequality enters it (a separated contact approaching: it closes; sticking friction outside
  * the polygon: it slides on the edge its sector meets; slip against the friction: it sticks;
  * slip past a vertex: the edge towards the more opposed neighbour). Only the contacts
- * violated by at least UPDATE_SHARE of the worst violation change in a pass: changing every
+ * violated by at least UPDATE_SHARE of the worst violation (in the residual's units, m/s:
+ * impulses divided by meff_i, so that the same contacts change in any unit of mass) change
+ * in a pass: changing every
  * violator at once cycles (one contact's change moves its neighbours' velocities; measured
  * on random problems with one contact's state made wrong: 16 of 23 repaired changing all,
  * 22 of 23 changing the worst half). The solve is repeated on the new set, at most
@@ -335,14 +337,16 @@ static void setVertex(cdSubspaceContact *c, double mu, const double *D, int a) {
 /* one active-set update of contact i from the solution x_i of its equations, its impulse
  * li = Q_i x_i and velocity ui (a primal-dual active-set step: a multiplier of the wrong
  * sign leaves the set, a violated inequality enters it); x_i is carried over to the new
- * parametrisation. alpha: (m) scratch. Returns 1 when the active set changed. */
-static int updateContact(cdSubspaceContact *c, double mu, int m, const double *D, double *xi, const double *li,
-                         const double *ui, double *alpha, double *viol) {
+ * parametrisation. The violation *viol is in the residual's units (m/s: impulses times
+ * wi = 1 / meff_i), and a velocity counts as nonzero beyond veps (m/s), so that the same
+ * contacts change in any unit of mass. alpha: (m) scratch. Returns 1 when the active set
+ * changed. */
+static int updateContact(cdSubspaceContact *c, double mu, int m, const double *D, double wi, double veps, double *xi,
+                         const double *li, const double *ui, double *alpha, double *viol) {
   const double eps = 1e-12;
-  double scale = fmax(fabs(li[0]), 1e-300);
   switch (c->kind) {
   case SEPARATED:
-    if (!(ui[0] < -eps)) return 0; /* approaching: the contact closes */
+    if (!(ui[0] < -veps)) return 0; /* approaching: the contact closes */
     *viol = -ui[0];
     if (mu == 0.0) {
       c->kind = SLIDING, c->a = -1, c->s[0] = c->s[1] = 0.0;
@@ -353,7 +357,7 @@ static int updateContact(cdSubspaceContact *c, double mu, int m, const double *D
     return 1;
   case STICKING: {
     if (!(li[0] > 0.0)) {
-      *viol = -li[0];
+      *viol = -wi * li[0];
       c->kind = SEPARATED;
       xi[0] = xi[1] = xi[2] = 0.0;
       return 1;
@@ -368,7 +372,7 @@ static int updateContact(cdSubspaceContact *c, double mu, int m, const double *D
       }
     }
     if (!(sum > mu * li[0] * (1.0 + eps))) return 0;
-    *viol = sum - mu * li[0];
+    *viol = wi * (sum - mu * li[0]);
     /* friction outside the polygon: it slides on the edge (or vertex) its sector meets */
     double f = mu * li[0] / sum;
     if (b < 0) {
@@ -388,19 +392,19 @@ static int updateContact(cdSubspaceContact *c, double mu, int m, const double *D
     const double *da = &D[2 * c->a];
     double beta = -(da[0] * ui[1] + da[1] * ui[2]);
     if (!(xi[1] + xi[2] > 0.0)) {
-      *viol = -(xi[1] + xi[2]) / mu;
+      *viol = -wi * (xi[1] + xi[2]) / mu;
       c->kind = SEPARATED;
       xi[0] = xi[1] = xi[2] = 0.0;
       return 1;
     }
-    if (beta < -eps * scale) { /* the slip turned against the friction: it sticks */
+    if (beta < -veps) { /* the slip turned against the friction: it sticks */
       *viol = -beta;
       c->kind = STICKING;
       xi[0] = li[0], xi[1] = li[1], xi[2] = li[2];
       return 1;
     }
     if (xi[1] < 0.0 || xi[2] < 0.0) { /* past a vertex of the edge */
-      *viol = -fmin(xi[1], xi[2]);
+      *viol = -wi * fmin(xi[1], xi[2]);
       int v = xi[1] < 0.0 ? c->b : c->a;
       setVertex(c, mu, D, v);
       xi[0] = (xi[1] + xi[2]) / mu, xi[1] = xi[2] = 0.0;
@@ -410,7 +414,7 @@ static int updateContact(cdSubspaceContact *c, double mu, int m, const double *D
   }
   case SLIDING: {
     if (!(xi[0] > 0.0)) {
-      *viol = -xi[0];
+      *viol = -wi * xi[0];
       c->kind = SEPARATED;
       xi[0] = xi[1] = xi[2] = 0.0;
       return 1;
@@ -429,7 +433,7 @@ static int updateContact(cdSubspaceContact *c, double mu, int m, const double *D
       xi[0] = li[0], xi[1] = li[1], xi[2] = li[2];
       return 1;
     }
-    if (!(best > here + eps * scale)) return 0;
+    if (!(best > here + veps)) return 0;
     *viol = best - here;
     /* the slip points past the vertex: it slides on the edge towards the more opposed
      * neighbour (or, further round, at that vertex) */
@@ -515,19 +519,21 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
     /* the violations first (on copies), then the update of the contacts within a factor
      * UPDATE_SHARE of the largest: changing every violator at once cycles, since one
      * contact's change moves its neighbours' velocities */
-    double *viol = zc, *alpha = zc + nc, vmax = 0.0;
+    double *viol = zc, *alpha = zc + nc, vmax = 0.0, veps = 1e-12 * cd_contactProblemVelocityScale(p);
     for (int i = 0; i < nc; i++) {
       double u[3] = {w[3 * i] + p->g[3 * i], w[3 * i + 1] + p->g[3 * i + 1], w[3 * i + 2] + p->g[3 * i + 2]};
+      double wi = 1.0 / cd_contactProblemMeff(p, i);
       cdSubspaceContact c = con[i];
       double xc[3] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
       viol[i] = 0.0;
-      if (updateContact(&c, p->mu[i], m, D, xc, &lam[3 * i], u, alpha, &viol[i])) vmax = fmax(vmax, viol[i]);
+      if (updateContact(&c, p->mu[i], m, D, wi, veps, xc, &lam[3 * i], u, alpha, &viol[i])) vmax = fmax(vmax, viol[i]);
     }
     if (!(vmax > 0.0)) break;
     for (int i = 0; i < nc; i++) {
       if (!(viol[i] >= UPDATE_SHARE * vmax)) continue;
       double u[3] = {w[3 * i] + p->g[3 * i], w[3 * i + 1] + p->g[3 * i + 1], w[3 * i + 2] + p->g[3 * i + 2]}, v;
-      updateContact(&con[i], p->mu[i], m, D, &x[3 * i], &lam[3 * i], u, alpha, &v);
+      double wi = 1.0 / cd_contactProblemMeff(p, i);
+      updateContact(&con[i], p->mu[i], m, D, wi, veps, &x[3 * i], &lam[3 * i], u, alpha, &v);
     }
   }
   if (best == INFINITY) memcpy(zout, z, (size_t)n * sizeof *zout);

@@ -16,7 +16,7 @@ static const char *const USAGE =
     "  --model lcp|ccp|ncp|penalty  contact model (default: the scene's \"model\", else lcp)\n"
     "  --contact-margin auto|METRES  which separated contacts enter a step (overrides the\n"
     "                            scene's contact_margin; default auto: velocity-adaptive)\n"
-    "  --solver NAME             lcp: lemke|bgs; ccp: apgd|pgs|primal;\n"
+    "  --solver NAME             lcp: lemke|newton|bgs; ccp: primal|apgd|pgs|ipm;\n"
     "                            ncp: nsgs+fp-apgd|nsgs|fp-apgd|fp-pgs|fp-ipm; penalty: explicit\n"
     "  --out FILE.h5             output file (default: SCENE-MODEL.h5 in the working directory)\n"
     "  --dt SECONDS              time step (overrides the scene)\n"

@@ -10,6 +10,7 @@
 #include "lcp.h"
 #include "lcp_bgs.h"
 #include "lcp_lemke.h"
+#include "lcp_newton.h"
 #include "lcp_subspace.h"
 #include "test.h"
 
@@ -380,9 +381,11 @@ CD_TEST(lcpWithoutFrictionSolvesTheNormalLcp) {
 
 /* ---- bgs against Lemke ---- */
 
-CD_TEST(lcpBgsAgreesWithLemkeOnRandomContactProblems) {
+CD_TEST(lcpBgsAndNewtonAgreeWithLemkeOnRandomContactProblems) {
   /* 20 contacts on 12 bodies: J (60 x 72) has full row rank, G is positive definite and,
-   * with moderate mu, the impulses are unique: both solvers must find the same ones */
+   * with moderate mu, the impulses are unique: every solver must find the same ones */
+  const char *solvers[2] = {"bgs", "newton"};
+  for (int sv = 0; sv < 2; sv++) {
   g_rng = 2024;
   for (int trial = 0; trial < 6; trial++) {
     int m = trial % 2 ? 8 : 4;
@@ -393,27 +396,32 @@ CD_TEST(lcpBgsAgreesWithLemkeOnRandomContactProblems) {
     CHECK(randomProblem(&p2, 20, 12, 0.1, 0.5, NULL, NULL) == 0);
     cdSolveStats s1, s2;
     CHECK(backendSolve(&p1, NULL, "lemke", m, 0, &s1, NULL, 0) == CD_OK);
-    CHECK(backendSolve(&p2, NULL, "bgs", m, 1e-12, &s2, NULL, 0) == CD_OK);
+    CHECK(backendSolve(&p2, NULL, solvers[sv], m, 1e-12, &s2, NULL, 0) == CD_OK);
     CHECK_MSG(s1.converged && s1.fallbacks == 0, "trial %d: lemke status", trial);
-    CHECK_MSG(s2.converged, "trial %d: bgs residual %.3g after %d sweeps", trial, s2.residual, s2.iterations);
+    CHECK_MSG(s2.converged, "trial %d: %s residual %.3g after %d iterations (%d fallbacks)", trial, solvers[sv],
+              s2.residual, s2.iterations, s2.fallbacks);
     double dmax = 0.0, lmax = 0.0;
     for (int t = 0; t < 60; t++) {
       dmax = fmax(dmax, fabs(p1.lambda[t] - p2.lambda[t]));
       lmax = fmax(lmax, fabs(p1.lambda[t]));
     }
-    printf("    trial %d (m = %d): lemke %d pivots residual %.1e; bgs %d sweeps residual %.1e; max |dlambda| %.1e "
-           "(max |lambda| %.2f)\n",
-           trial, m, s1.iterations, s1.residual, s2.iterations, s2.residual, dmax, lmax);
+    printf("    trial %d (m = %d): lemke %d pivots residual %.1e; %s %d iterations (%d factorizations) residual %.1e; "
+           "max |dlambda| %.1e (max |lambda| %.2f)\n",
+           trial, m, s1.iterations, s1.residual, solvers[sv], s2.iterations, s2.factorizations, s2.residual, dmax, lmax);
     CHECK_MSG(dmax <= 1e-8 * fmax(1.0, lmax), "trial %d: impulses differ by %.3g", trial, dmax);
     cd_contactProblemFree(&p1);
     cd_contactProblemFree(&p2);
   }
+  }
 }
 
-CD_TEST(lcpBgsAndLemkeGiveTheSameVelocitiesOnRedundantFrictionlessContacts) {
+CD_TEST(lcpBgsNewtonAndLemkeGiveTheSameVelocitiesOnRedundantFrictionlessContacts) {
   /* 20 contacts on 5 bodies: 60 constraint rows on 30 dof, so G is singular and the
    * impulses are not unique; without friction the LCP is a convex QP whose post-step
-   * velocity v+ = v_f + M^-1 J^T lambda is unique. Compare M^-1 J^T lambda. */
+   * velocity v+ = v_f + M^-1 J^T lambda is unique. Compare M^-1 J^T lambda. (Newton's
+   * regularised factorization of the singular active-set matrix is what this tests.) */
+  const char *solvers[2] = {"bgs", "newton"};
+  for (int sv = 0; sv < 2; sv++) {
   g_rng = 555;
   for (int trial = 0; trial < 4; trial++) {
     cdContactProblem p1, p2;
@@ -425,9 +433,10 @@ CD_TEST(lcpBgsAndLemkeGiveTheSameVelocitiesOnRedundantFrictionlessContacts) {
     CHECK(randomProblem(&p2, 20, 5, 0.0, 0.0, &J, &Minv) == 0);
     cdSolveStats s1, s2;
     CHECK(backendSolve(&p1, NULL, "lemke", 4, 0, &s1, NULL, 0) == CD_OK);
-    CHECK(backendSolve(&p2, NULL, "bgs", 4, 1e-12, &s2, NULL, 0) == CD_OK);
+    CHECK(backendSolve(&p2, NULL, solvers[sv], 4, 1e-12, &s2, NULL, 0) == CD_OK);
     CHECK(s1.converged && s1.fallbacks == 0);
-    CHECK_MSG(s2.converged, "trial %d: bgs residual %.3g after %d sweeps", trial, s2.residual, s2.iterations);
+    CHECK_MSG(s2.converged, "trial %d: %s residual %.3g after %d iterations (%d fallbacks)", trial, solvers[sv],
+              s2.residual, s2.iterations, s2.fallbacks);
     double dv = 0.0, vmax = 0.0;
     for (int a = 0; a < 30; a++) {
       double v1 = 0.0, v2 = 0.0;
@@ -440,11 +449,12 @@ CD_TEST(lcpBgsAndLemkeGiveTheSameVelocitiesOnRedundantFrictionlessContacts) {
       dv = fmax(dv, fabs(v1 - v2));
       vmax = fmax(vmax, fabs(v1));
     }
-    printf("    trial %d: bgs %d sweeps; max |dv| %.1e (max |dv+| %.2f)\n", trial, s2.iterations, dv, vmax);
+    printf("    trial %d: %s %d iterations; max |dv| %.1e (max |dv+| %.2f)\n", trial, solvers[sv], s2.iterations, dv, vmax);
     CHECK_MSG(dv <= 1e-5 * fmax(1.0, vmax), "trial %d: velocities differ by %.3g", trial, dv);
     free(J), free(Minv);
     cd_contactProblemFree(&p1);
     cd_contactProblemFree(&p2);
+  }
   }
 }
 
@@ -471,6 +481,75 @@ CD_TEST(lcpBgsWarmStartedAtTheSolutionNeedsNoSweep) {
   cd_contactProblemFree(&p);
 }
 
+CD_TEST(lcpNewtonWarmStartedAtTheSolutionChecksOnceWithoutAFactorization) {
+  g_rng = 31337;
+  cdContactProblem p;
+  CHECK(randomProblem(&p, 20, 12, 0.1, 0.5, NULL, NULL) == 0);
+  cdContactSet cs;
+  contactsFor(&cs, 20);
+  cdSolveStats cold, warm;
+  CHECK(backendSolve(&p, &cs, "newton", 8, 1e-10, &cold, NULL, 0) == CD_OK);
+  CHECK(cold.converged);
+  /* from the solution (lambda, betas, alpha rows carried): the modes read off it are the
+   * solution's, its impulses already solve their equations: one check, nothing factored */
+  CHECK(backendSolve(&p, &cs, "newton", 8, 1e-10, &warm, NULL, 0) == CD_OK);
+  printf("    cold: %d active sets, %d factorizations, %d products; warm: %d, %d, %d\n", cold.iterations,
+         cold.factorizations, cold.products, warm.iterations, warm.factorizations, warm.products);
+  CHECK(warm.converged && warm.residual <= 1e-10);
+  CHECK_MSG(warm.iterations == 1 && warm.factorizations == 0, "%d active sets, %d factorizations from the solution",
+            warm.iterations, warm.factorizations);
+  cd_contactSetFree(&cs);
+  cd_contactProblemFree(&p);
+}
+
+CD_TEST(lcpNewtonCostBoundStopsAtAnUnsymmetricActiveSetBeforeFactoringIt) {
+  /* low friction on random coupled contacts: sliding contacts make the active set's K
+   * unsymmetric (KLU). Unbounded, the method solves them from 20 bgs sweeps. With a bound below any LU's cost it
+   * stops at the first unsymmetric active set without factoring it, says so (costly) and
+   * does not claim convergence, so that the default's bgs solves the step; with a bound above
+   * every LU's cost it is the unbounded solve, to the bit. */
+  const int m = 4, nc = 20, n = cd_lcpSize(nc, m);
+  double D[8];
+  cd_lcpDirections(m, D);
+  cdLcpNewton *s = cd_lcpNewtonMake();
+  CHECK(s != NULL);
+  double *za = calloc((size_t)n, sizeof *za), *zb = calloc((size_t)n, sizeof *zb), *zc = calloc((size_t)n, sizeof *zc);
+  g_rng = 4242;
+  int unsymmetric = 0;
+  for (int trial = 0; s && za && zb && zc && trial < 6; trial++) {
+    cdContactProblem p;
+    CHECK(randomProblem(&p, nc, 12, 0.02, 0.1, NULL, NULL) == 0);
+    /* from where bgs's sweeps put the modes (as the default's tries start) */
+    memset(za, 0, (size_t)n * sizeof *za);
+    cdBgsOptions bo = {.tolerance = 1e-10, .max_sweeps = 20};
+    CHECK(cd_bgsSolve(&p, m, D, za, &bo, NULL) == CD_OK);
+    memcpy(zb, za, (size_t)n * sizeof *zb), memcpy(zc, za, (size_t)n * sizeof *zc);
+    cdLcpNewtonOptions none = {.tolerance = 1e-10}, low = {.tolerance = 1e-10, .lu_flops_max = 1e-300},
+                       high = {.tolerance = 1e-10, .lu_flops_max = 1e300};
+    cdLcpNewtonStats a, b, c;
+    CHECK(cd_lcpNewtonSolve(s, &p, m, D, za, &none, &a) == CD_OK);
+    CHECK(!a.costly);
+    printf("    trial %d: unbounded %d active sets (%d LU), residual %.1e\n", trial, a.iterations,
+           a.factorizations - a.symmetric, a.residual);
+    if (a.symmetric < a.factorizations) {
+      unsymmetric++;
+      CHECK(cd_lcpNewtonSolve(s, &p, m, D, zb, &low, &b) == CD_OK);
+      CHECK_MSG(b.costly && !b.converged, "trial %d: costly %d converged %d", trial, b.costly, b.converged);
+      CHECK_MSG(b.factorizations == b.symmetric, "trial %d: %d LU factorizations over the bound", trial,
+                b.factorizations - b.symmetric);
+      CHECK(cd_lcpNewtonSolve(s, &p, m, D, zc, &high, &c) == CD_OK);
+      CHECK(!c.costly && c.converged == a.converged && c.iterations == a.iterations);
+      CHECK(memcmp(za, zc, (size_t)n * sizeof *za) == 0);
+      printf("    bounded: stopped after %d active sets, %d factorizations (%d by CHOLMOD)\n", b.iterations,
+             b.factorizations, b.symmetric);
+    }
+    cd_contactProblemFree(&p);
+  }
+  CHECK_MSG(unsymmetric > 0, "no trial reached an unsymmetric active set");
+  free(za), free(zb), free(zc);
+  cd_lcpNewtonFree(s);
+}
+
 /* ---- options and names ---- */
 
 CD_TEST(lcpBackendRejectsBadOptionsWithOneLine) {
@@ -494,7 +573,7 @@ CD_TEST(lcpBackendRejectsBadOptionsWithOneLine) {
   CHECK(!strcmp(cd_backendLcp.solverName(state), "bgs"));
   cd_backendLcp.free(state);
   CHECK(cd_backendLcp.make(NULL, NULL, &state, err, sizeof err) == CD_OK);
-  CHECK(!strcmp(cd_backendLcp.solverName(state), "lemke+bgs"));
+  CHECK(!strcmp(cd_backendLcp.solverName(state), "lemke+newton+bgs"));
   CHECK(cd_backendLcp.kind == CD_BACKEND_IMPULSE && !strcmp(cd_backendLcp.name, "lcp"));
   cd_backendLcp.free(state);
 }
@@ -519,7 +598,7 @@ CD_TEST(lcpDefaultSolverPicksByLcpSizeAndSaysSo) {
   char err[256];
   void *state;
   CHECK(cd_backendLcp.make(NULL, NULL, &state, err, sizeof err) == CD_OK);
-  /* 100 contacts at m = 4: n = 600, Lemke; 101: n = 606, bgs */
+  /* 8 contacts at m = 4: n = 48, Lemke; 9: n = 54, the active-set method */
   cdContactProblem small, big;
   CHECK(manyPointMasses(&small, CD_LCP_AUTO_LEMKE_MAX / 6) == 0);
   CHECK(manyPointMasses(&big, CD_LCP_AUTO_LEMKE_MAX / 6 + 1) == 0);
@@ -527,7 +606,11 @@ CD_TEST(lcpDefaultSolverPicksByLcpSizeAndSaysSo) {
   CHECK(cd_backendLcp.solve(state, &small, NULL, &st) == CD_OK);
   CHECK(st.converged && !strcmp(cd_backendLcp.solverName(state), "lemke"));
   CHECK(cd_backendLcp.solve(state, &big, NULL, &st) == CD_OK);
-  CHECK(st.converged && !strcmp(cd_backendLcp.solverName(state), "lemke+bgs"));
+  /* sticking first (the contacts close), then the edge of the polygon's sector that holds
+   * lambda_T, then, where an alpha of that edge comes out negative, its vertex: three */
+  printf("    %d contacts: %d active sets, %d factorizations\n", big.ncon, st.iterations, st.factorizations);
+  CHECK(st.converged && st.fallbacks == 0 && st.factorizations <= 3);
+  CHECK(!strcmp(cd_backendLcp.solverName(state), "lemke+newton"));
   /* both answers: lambda_n = g dt, friction mu g dt against the slip direction */
   for (int i = 0; i < big.ncon; i++) {
     double vt1 = 0.01 * i, vt2 = 0.5;
@@ -982,7 +1065,7 @@ CD_TEST(lcpBgsBlockSolveMatchesLemkeOnRandomContactBlocks) {
       double mu = t % 7 == 0 ? 0.0 : rndIn(0.05, 1.2), c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
       if (t % 11 == 0) c[1] = c[2] = 0.0;
       double z[10] = {0}, zl[10], A[100] = {0}, q[10];
-      int st = cd_bgsBlockSolve(W, mu, m, D, c, z, bw);
+      int st = cd_bgsBlockSolve(W, mu, m, D, c, 1.0, 1.0, z, bw); /* (the unscaled units) */
       direct += st == CD_BGS_BLOCK_DIRECT;
       total++;
       cd_lcpCouplingBlock(W, m, D, A, k);
@@ -1023,7 +1106,7 @@ CD_TEST(lcpBgsBlockSolveSolvesASingularBlock) {
   void *bw = cd_malloc(cd_bgsBlockWorkSize(4));
   CHECK(bw != NULL);
   if (!bw) return;
-  int st = cd_bgsBlockSolve(W, mu, 4, D, c, z, bw);
+  int st = cd_bgsBlockSolve(W, mu, 4, D, c, 1.0, 1.0, z, bw);
   cd_lcpCouplingBlock(W, 4, D, A, 6);
   for (int l = 0; l < 4; l++) {
     A[(1 + l) + 5 * 6] = 1.0;

@@ -1,0 +1,48 @@
+/* lcp_newton.h: the Anitescu-Hart LCP (layout in lcp.h) by active sets: each contact's mode
+ * turns its complementarity rows into linear equations, the whole active set is solved by a
+ * sparse direct factorization (CHOLMOD where it is symmetric, KLU where sliding friction
+ * makes it unsymmetric), and the modes that the solution violates change, the largest
+ * violations first. lcp_newton.c has the math. */
+#ifndef CD_LCP_NEWTON_H
+#define CD_LCP_NEWTON_H
+
+#include "problem.h"
+
+typedef struct cdLcpNewton cdLcpNewton; /* the factorizations and workspace, kept between steps */
+
+typedef struct cdLcpNewtonOptions {
+  double tolerance;   /* stop when cd_lcpResidual <= tolerance; 0: 1e-8 */
+  int max_iterations; /* active sets solved at most; 0: CD_LCP_NEWTON_ITERATIONS */
+  double lu_flops_max; /* > 0: stop (stats->costly) at an unsymmetric active set whose LU would
+                          take more than this many flops an unknown (KLU's estimate from its
+                          ordering, before the factorization); 0: no bound */
+} cdLcpNewtonOptions;
+
+/* the active sets a solve tries at most by default: a warm-started step needs one or two,
+ * a cold pile or a pyramid settling a handful; one that needs more is cycling */
+#define CD_LCP_NEWTON_ITERATIONS 20
+
+typedef struct cdLcpNewtonStats {
+  int iterations;     /* active sets solved (each: one numeric factorization, its solves, one check) */
+  int factorizations; /* numeric factorizations (= iterations, less the ones that failed to start) */
+  int analyses;       /* symbolic analyses (orderings): only when the pattern changed */
+  int solves;         /* triangular solves, iterative refinement included */
+  int products;       /* products with G (the checks) and with the active-set matrix (refinement) */
+  int mode_changes;   /* contacts whose mode changed, summed over the iterations */
+  int symmetric;      /* iterations whose system was symmetric (CHOLMOD), the rest KLU */
+  double residual;    /* cd_lcpResidual of the returned z */
+  int converged;      /* residual <= tolerance */
+  int costly;         /* 1: stopped at an active set over lu_flops_max (not converged) */
+} cdLcpNewtonStats;
+
+cdLcpNewton *cd_lcpNewtonMake(void); /* NULL: no memory */
+void cd_lcpNewtonFree(cdLcpNewton *s);
+
+/* solves the LCP of p (G built: cd_contactProblemDelassus) with m directions D for z
+ * (cd_lcpSize(ncon, m)): in, the warm start, from which the first modes are read; out, the
+ * iterate of smallest residual. CD_OK, CD_ERR_NOMEM or CD_ERR_NUMERIC (a factorization
+ * library failed for another reason than a singular matrix). */
+int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
+                      const cdLcpNewtonOptions *opt, cdLcpNewtonStats *stats);
+
+#endif
