@@ -88,10 +88,10 @@ static int cholmodStatus(const cholmod_common *cc) {
   return cc->status == CHOLMOD_OUT_OF_MEMORY ? CD_ERR_NOMEM : CD_ERR_NUMERIC;
 }
 
-/* h->Ap = the lower triangle of P A P^T (stype -1, columns sorted) for the permutation perm
+/* h->Ap = the upper triangle of P A P^T (stype 1, columns sorted) for the permutation perm
  * (new index k holds old index perm[k]), and h->pos: where each entry of the staging matrix
  * h->A lands in it */
-static int permuteLower(cdCcpHessian *h, const int *perm) {
+static int permuteUpper(cdCcpHessian *h, const int *perm) {
   const cholmod_sparse *A = h->A;
   int n = (int)A->ncol, nnz = ((const int *)A->p)[n];
   const int *Ap = A->p, *Ai = A->i;
@@ -100,16 +100,16 @@ static int permuteLower(cdCcpHessian *h, const int *perm) {
     return CD_ERR_NOMEM;
   for (int k = 0; k < n; k++) h->pinv[perm[k]] = k;
   cholmod_free_sparse(&h->Ap, h->cc);
-  h->Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, -1, CHOLMOD_REAL, h->cc);
+  h->Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, h->cc);
   if (!h->Ap) return cholmodStatus(h->cc);
   int *Bp = h->Ap->p, *Bi = h->Ap->i;
-  /* each entry's new (row >= column), then a counting sort by row and a stable one by column */
+  /* each entry's new (row <= column), then a counting sort by row and a stable one by column */
   int *er = h->scr, *ec = er + nnz, *order = ec + nnz, *cnt = order + nnz;
   for (int j = 0; j < n; j++)
     for (int k = Ap[j]; k < Ap[j + 1]; k++) {
       int a = h->pinv[Ai[k]], b = h->pinv[j];
-      er[k] = a > b ? a : b;
-      ec[k] = a > b ? b : a;
+      er[k] = a < b ? a : b;
+      ec[k] = a < b ? b : a;
     }
   memset(cnt, 0, ((size_t)n + 1) * sizeof(int));
   for (int k = 0; k < nnz; k++) cnt[er[k] + 1]++;
@@ -165,7 +165,7 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
   int *perm = bperm + nb;
   for (int k = 0; k < nb; k++)
     for (int e = 0; e < 6; e++) perm[6 * k + e] = 6 * bperm[k] + e;
-  st = permuteLower(h, perm);
+  st = permuteUpper(h, perm);
   if (st) return st;
   /* simplicial. The supernodal factorization takes 15-20% fewer instructions on these
    * matrices of 6x6 blocks, but Debian's CHOLMOD 3.0.14 runs its supernodes in OpenMP
@@ -176,9 +176,11 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
    * 20-cube stack 0.48 / 0.41 -> 0.12 / 0.15, 55-cube pyramid 5.3 / 4.4 -> 0.79 / 0.80; primal
    * alone on the 1000-sphere pile (60 steps) 295 -> 194 s */
   h->cc->supernodal = CHOLMOD_SIMPLICIAL;
-  /* the permuted lower triangle analysed in its own (natural) order: cholmod_factorize then
-   * factors it as it is, without the permuted transposes it makes of an upper or unordered
-   * matrix on every call (measured: 230k instructions a factorization on a 64-sphere pile) */
+  /* the permuted upper triangle analysed in its own (natural) order: the simplicial
+   * factorization (cholmod_rowfac) reads the upper triangle's columns as L's rows, so
+   * cholmod_factorize factors it as it is, without the permuted transposes it makes of a
+   * lower or unordered matrix on every call (measured, 20-cube stack: 31k of a
+   * factorization's 184k instructions; on a 64-sphere pile 230k) */
   int nm = h->cc->nmethods, ord = h->cc->method[0].ordering, post = h->cc->postorder;
   h->cc->nmethods = 1;
   h->cc->method[0].ordering = CHOLMOD_NATURAL;

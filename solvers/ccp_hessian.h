@@ -32,7 +32,7 @@ typedef struct cdCcpHessian {
   double *Ib;         /* (nbody x 9) ... world inertia (the inverse of p->Iinv), row-major */
   int ptr_cap, row_cap, slot_cap, tptr_cap, trow_cap, mass_cap; /* what the arrays hold */
   cholmod_sparse *A;  /* staging: the upper triangle in body order, the layout above */
-  cholmod_sparse *Ap; /* what is factored: the lower triangle of P A P^T, P fill-reducing */
+  cholmod_sparse *Ap; /* what is factored: the upper triangle of P A P^T, P fill-reducing */
   int *pinv;          /* (6 nb) new index of each unknown under P */
   int *pos;           /* (nnz A) where each entry of A sits in Ap */
   int *scr;           /* scratch of the permutation */
