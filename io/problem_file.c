@@ -874,3 +874,9 @@ int cd_fclibFileRead(const char *path, cdContactProblem *out, char *err, size_t 
   if (rc) cd_contactProblemFree(out);
   return rc;
 }
+
+int cd_frictionFileRead(const char *path, cdContactProblem *out, char *err, size_t errlen) {
+  size_t l = strlen(path);
+  return l > 5 && !strcmp(path + l - 5, ".hdf5") ? cd_fclibFileRead(path, out, err, errlen)
+                                                 : cd_fcFileRead(path, out, err, errlen);
+}

@@ -61,4 +61,8 @@ int cd_fcFileRead(const char *path, cdContactProblem *out, char *err, size_t err
  * CD_FILE_ERR_INPUT with "rolling friction problem: not supported" in err. */
 int cd_fclibFileRead(const char *path, cdContactProblem *out, char *err, size_t errlen);
 
+/* a friction-contact problem file of either kind: FCLIB when its name ends in .hdf5, else
+ * fc-dat */
+int cd_frictionFileRead(const char *path, cdContactProblem *out, char *err, size_t errlen);
+
 #endif

@@ -46,10 +46,8 @@ int cd_solveFiles(const char *const *files, int nfile, const char *model, const 
          "residual", "coulomb", "converged", "seconds");
   for (int f = 0; f < nfile; f++) {
     const char *a = files[f];
-    size_t l = strlen(a);
     cdContactProblem p;
-    int hdf5 = l > 5 && !strcmp(a + l - 5, ".hdf5");
-    rc = hdf5 ? cd_fclibFileRead(a, &p, err, sizeof err) : cd_fcFileRead(a, &p, err, sizeof err);
+    rc = cd_frictionFileRead(a, &p, err, sizeof err);
     if (rc) {
       fprintf(stderr, "cdsim: %s\n", err);
       code = CD_EXIT_ERROR;

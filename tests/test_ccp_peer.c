@@ -24,7 +24,6 @@
  *    (the skew part of a nonsymmetric G drops out of the quadratic form), checked up to the
  *    round-off of the sums.
  */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,43 +69,11 @@ static double agreementExcess(cdContactProblem *p, const double *la, const doubl
   return lhs - bound - 1e-13 * mag;
 }
 
-typedef struct {
-  char name[256];
-  int hdf5;
-} peerFile;
-
-static int peerNameCmp(const void *a, const void *b) {
-  return strcmp(((const peerFile *)a)->name, ((const peerFile *)b)->name);
-}
-
-/* the files of dir/sub ending in ext, sorted; returns the count (at most cap) */
-static int peerList(const char *dir, const char *sub, const char *ext, int hdf5, peerFile *out, int cap) {
-  char path[1024];
-  int pl = snprintf(path, sizeof path, "%s/%s", dir, sub);
-  if (pl < 0 || (size_t)pl >= sizeof path) return 0;
-  DIR *d = opendir(path);
-  if (!d) return 0;
-  int n = 0;
-  struct dirent *e;
-  size_t le = strlen(ext);
-  while ((e = readdir(d)) && n < cap) {
-    size_t l = strlen(e->d_name);
-    if (l <= le || strcmp(e->d_name + l - le, ext) != 0 || l >= sizeof out[n].name - 8) continue;
-    snprintf(out[n].name, sizeof out[n].name, "%s", e->d_name);
-    out[n].hdf5 = hdf5;
-    n++;
-  }
-  closedir(d);
-  qsort(out, (size_t)n, sizeof *out, peerNameCmp);
-  return n;
-}
-
 CD_TEST(ccpSolversPassThePeerFrictionContactCollections) {
   const char *dir = cd_peerDir();
   if (!dir) CD_SKIP("peer data folder absent (CDSIM_PEER_DATA unset or not a directory)");
-  static peerFile files[256];
-  int nf = peerList(dir, "fc-dat", ".dat", 0, files, 256);
-  nf += peerList(dir, "fclib", ".hdf5", 1, files + nf, 256 - nf);
+  static cdPeerFile files[256];
+  int nf = cd_peerFrictionFiles(dir, files, 256);
   CHECK(nf > 0);
   cholmod_common cc;
   cholmod_start(&cc);
@@ -118,11 +85,9 @@ CD_TEST(ccpSolversPassThePeerFrictionContactCollections) {
   long itsum[PS_N] = {0};
   double secs[PS_N] = {0}, worstAgree = -INFINITY;
   for (int f = 0; f < nf; f++) {
-    char path[1400], err[512];
-    int pl = snprintf(path, sizeof path, "%s/%s/%s", dir, files[f].hdf5 ? "fclib" : "fc-dat", files[f].name);
-    if (pl < 0 || (size_t)pl >= sizeof path) continue;
+    char err[512];
     cdContactProblem p;
-    int rc = files[f].hdf5 ? cd_fclibFileRead(path, &p, err, sizeof err) : cd_fcFileRead(path, &p, err, sizeof err);
+    int rc = cd_frictionFileRead(files[f].path, &p, err, sizeof err);
     if (rc != 0) {
       printf("    %-44s not read: %s\n", files[f].name, err);
       continue;

@@ -12,7 +12,6 @@
  * count measured when the test was written (59 of the 64 for the default, 52 of 65 for nsgs):
  * a change that loses problems fails; the problems missed are listed.
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,43 +25,11 @@
 
 #define NS_N 2
 
-typedef struct {
-  char name[256];
-  int hdf5;
-} peerFile;
-
-static int peerNameCmp(const void *a, const void *b) {
-  return strcmp(((const peerFile *)a)->name, ((const peerFile *)b)->name);
-}
-
-/* the files of dir/sub ending in ext, sorted; returns the count (at most cap) */
-static int peerList(const char *dir, const char *sub, const char *ext, int hdf5, peerFile *out, int cap) {
-  char path[1024];
-  int pl = snprintf(path, sizeof path, "%s/%s", dir, sub);
-  if (pl < 0 || (size_t)pl >= sizeof path) return 0;
-  DIR *d = opendir(path);
-  if (!d) return 0;
-  int n = 0;
-  struct dirent *e;
-  size_t le = strlen(ext);
-  while ((e = readdir(d)) && n < cap) {
-    size_t l = strlen(e->d_name);
-    if (l <= le || strcmp(e->d_name + l - le, ext) != 0 || l >= sizeof out[n].name - 8) continue;
-    snprintf(out[n].name, sizeof out[n].name, "%s", e->d_name);
-    out[n].hdf5 = hdf5;
-    n++;
-  }
-  closedir(d);
-  qsort(out, (size_t)n, sizeof *out, peerNameCmp);
-  return n;
-}
-
 CD_TEST(ncpSolversOnThePeerFrictionContactCollections) {
   const char *dir = cd_peerDir();
   if (!dir) CD_SKIP("peer data folder absent (CDSIM_PEER_DATA unset or not a directory)");
-  static peerFile files[256];
-  int nf = peerList(dir, "fc-dat", ".dat", 0, files, 256);
-  nf += peerList(dir, "fclib", ".hdf5", 1, files + nf, 256 - nf);
+  static cdPeerFile files[256];
+  int nf = cd_peerFrictionFiles(dir, files, 256);
   CHECK(nf > 0);
   const char *names[NS_N] = {"nsgs+fp-apgd", "nsgs"};
   const int minSolved[NS_N] = {59, 52};
@@ -78,11 +45,9 @@ CD_TEST(ncpSolversOnThePeerFrictionContactCollections) {
   double secs[NS_N] = {0};
   static char missed[NS_N][4096];
   for (int f = 0; f < nf; f++) {
-    char path[1400], err[512];
-    int pl = snprintf(path, sizeof path, "%s/%s/%s", dir, files[f].hdf5 ? "fclib" : "fc-dat", files[f].name);
-    if (pl < 0 || (size_t)pl >= sizeof path) continue;
+    char err[512];
     cdContactProblem p;
-    int rc = files[f].hdf5 ? cd_fclibFileRead(path, &p, err, sizeof err) : cd_fcFileRead(path, &p, err, sizeof err);
+    int rc = cd_frictionFileRead(files[f].path, &p, err, sizeof err);
     if (rc != 0) {
       printf("    %-44s not read: %s\n", files[f].name, err);
       continue;

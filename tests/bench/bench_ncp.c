@@ -24,7 +24,6 @@
  * nothing. To install it: apt-get install libsiconos-numerics-dev, then make bench.
  * Benchmarks assert nothing.
  */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,52 +43,9 @@
 #include <SparseBlockMatrix.h>
 #endif
 
-typedef struct {
-  char path[1024];
-  char name[256];
-  char set[64]; /* the problem set: a scene's name, or "peer-data" */
-} ncpFile;
-
-static int fileCmp(const void *a, const void *b) { return strcmp(((const ncpFile *)a)->path, ((const ncpFile *)b)->path); }
-
-/* appends the files of dir ending in ext to out (at most cap in all), in set; returns the new count */
-static int listDir(const char *dir, const char *ext, const char *set, ncpFile *out, int n, int cap) {
-  DIR *d = opendir(dir);
-  if (!d) return n;
-  int first = n;
-  struct dirent *e;
-  size_t le = strlen(ext);
-  while ((e = readdir(d)) && n < cap) {
-    size_t l = strlen(e->d_name);
-    if (l <= le || strcmp(e->d_name + l - le, ext) != 0 || l >= sizeof out[n].name) continue;
-    snprintf(out[n].path, sizeof out[n].path, "%s/%s", dir, e->d_name);
-    snprintf(out[n].name, sizeof out[n].name, "%s", e->d_name);
-    snprintf(out[n].set, sizeof out[n].set, "%s", set);
-    n++;
-  }
-  closedir(d);
-  qsort(out + first, (size_t)(n - first), sizeof *out, fileCmp);
-  return n;
-}
-
 static const char *peerDir(void) {
   const char *d = getenv("CDSIM_PEER_DATA");
   return d && *d ? d : "../shared/peer-data";
-}
-
-/* the peer problems into out; returns the count */
-static int peerFiles(ncpFile *out, int cap) {
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s/fc-dat", peerDir());
-  int n = listDir(dir, ".dat", "peer-data", out, 0, cap);
-  snprintf(dir, sizeof dir, "%s/fclib", peerDir());
-  return listDir(dir, ".hdf5", "peer-data", out, n, cap);
-}
-
-static int readProblem(const ncpFile *f, cdContactProblem *p, char *err, size_t errlen) {
-  size_t l = strlen(f->path);
-  return l > 5 && !strcmp(f->path + l - 5, ".hdf5") ? cd_fclibFileRead(f->path, p, err, errlen)
-                                                     : cd_fcFileRead(f->path, p, err, errlen);
 }
 
 /* one ncp solver (a backend state) on p from zero: fills residual (ncp.h's, recomputed from
@@ -112,8 +68,8 @@ static const char *const g_solvers[] = {"nsgs+fp-apgd", "nsgs", "fp-apgd", "fp-p
 #define NSOLVER 5
 
 CD_BENCH(ncpPeer) {
-  static ncpFile files[256];
-  int nf = peerFiles(files, 256);
+  static cdPeerFile files[256];
+  int nf = cd_peerFrictionFiles(peerDir(), files, 256);
   if (nf == 0) {
     printf("  peer data absent (%s): skipped\n", peerDir());
     return;
@@ -137,7 +93,7 @@ CD_BENCH(ncpPeer) {
   for (int f = 0; f < nf; f++) {
     cdContactProblem p;
     char err[512];
-    if (readProblem(&files[f], &p, err, sizeof err)) continue;
+    if (cd_frictionFileRead(files[f].path, &p, err, sizeof err)) continue;
     if (p.ncon == 0) { /* gfc2d_granularflowonwall_00000: no contact, nothing to solve */
       cd_contactProblemFree(&p);
       continue;
@@ -244,7 +200,7 @@ CD_BENCH(ncpSiconos) {
   } scenes[] = {{"sliding-cube.json", "150", 1}, {"cube-on-cube.json", "200", 1}, {"cube-stack.json", "300", 1},
                 {"cube-pyramid.json", "300", 1}, {"sphere-pile.json", "200", 1}, {"pile-1000.json", "60", 20}};
   const int nscene = (int)(sizeof scenes / sizeof scenes[0]);
-  static ncpFile files[4096];
+  static cdPeerFile files[4096];
   int nf = 0;
   char dir[2048];
   for (int s = 0; s < nscene; s++) {
@@ -256,7 +212,7 @@ CD_BENCH(ncpSiconos) {
       continue;
     }
     int first = nf;
-    nf = listDir(dir, ".hdf5", scenes[s].scene, files, nf, 4096);
+    nf = cd_peerListDir(dir, ".hdf5", scenes[s].scene, files, nf, 4096);
     /* keep every k-th step */
     int kept = first;
     for (int k = first; k < nf; k++) {
@@ -265,7 +221,7 @@ CD_BENCH(ncpSiconos) {
     }
     nf = kept;
   }
-  nf += peerFiles(files + nf, 4096 - nf);
+  nf += cd_peerFrictionFiles(peerDir(), files + nf, 4096 - nf);
   FILE *csv = cd_benchOpen(outdir, "siconos.csv"), *txt = cd_benchOpen(outdir, "siconos.txt");
   if (!csv || !txt) {
     if (csv) fclose(csv);
@@ -296,7 +252,7 @@ CD_BENCH(ncpSiconos) {
     if (s >= 16) continue;
     cdContactProblem p;
     char err[512];
-    if (readProblem(&files[f], &p, err, sizeof err)) continue;
+    if (cd_frictionFileRead(files[f].path, &p, err, sizeof err)) continue;
     if (p.ncon == 0) {
       cd_contactProblemFree(&p);
       continue;
