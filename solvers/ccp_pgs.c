@@ -55,29 +55,13 @@ int cd_ccpPgsSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *st
     return CD_OK;
   }
   if (cd_contactProblemDelassus(p)) return CD_ERR_NOMEM;
-  int nnzb = G->nnzb;
   double *u = cd_malloc((size_t)(2 * n + nc) * sizeof(double));
   double *best = u ? u + n : NULL, *omega = u ? u + 2 * n : NULL;
-  int *cptr = cd_calloc((size_t)nc + 1, sizeof(int)), *crow = cd_malloc((size_t)(nnzb > 0 ? nnzb : 1) * sizeof(int));
-  int *cblk = cd_malloc((size_t)(nnzb > 0 ? nnzb : 1) * sizeof(int)), *fill = cd_calloc((size_t)nc, sizeof(int));
-  if (!u || !cptr || !crow || !cblk || !fill) {
+  cdBlockColumns cols; /* the u_j a change of lambda_i touches */
+  if (!u || cd_blockColumnsMake(G, &cols)) {
     cd_free(u);
-    cd_free(cptr);
-    cd_free(crow);
-    cd_free(cblk);
-    cd_free(fill);
     return CD_ERR_NOMEM;
   }
-  /* transpose index: block column i lists the blocks (j, i), i.e. which u_j a change of
-   * lambda_i touches */
-  for (int k = 0; k < nnzb; k++) cptr[G->col[k] + 1]++;
-  for (int i = 0; i < nc; i++) cptr[i + 1] += cptr[i];
-  for (int j = 0; j < nc; j++)
-    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
-      int i = G->col[k], pos = cptr[i] + fill[i]++;
-      crow[pos] = j;
-      cblk[pos] = k;
-    }
   for (int i = 0; i < nc; i++) {
     double lmax = symMaxEig(&G->val[9 * (size_t)G->diag[i]]);
     omega[i] = lmax > 0.0 && isfinite(lmax) ? 1.0 / lmax : 0.0;
@@ -115,13 +99,7 @@ int cd_ccpPgsSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *st
       d[1] = x[1] - li[1];
       d[2] = x[2] - li[2];
       if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) continue;
-      for (int q = cptr[i]; q < cptr[i + 1]; q++) {
-        const double *B = &G->val[9 * (size_t)cblk[q]];
-        double *uj = &u[3 * crow[q]];
-        uj[0] += B[0] * d[0] + B[1] * d[1] + B[2] * d[2];
-        uj[1] += B[3] * d[0] + B[4] * d[1] + B[5] * d[2];
-        uj[2] += B[6] * d[0] + B[7] * d[1] + B[8] * d[2];
-      }
+      cd_blockColumnAdd(G, &cols, i, d, u);
       li[0] = x[0];
       li[1] = x[1];
       li[2] = x[2];
@@ -145,9 +123,6 @@ int cd_ccpPgsSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *st
   stats->residual = rbest;
   stats->converged = rbest <= tol;
   cd_free(u);
-  cd_free(cptr);
-  cd_free(crow);
-  cd_free(cblk);
-  cd_free(fill);
+  cd_blockColumnsFree(&cols);
   return isfinite(rbest) ? CD_OK : CD_ERR_NUMERIC;
 }

@@ -29,7 +29,7 @@
 
 int cd_ncpNsgsSolve(cdContactProblem *p, const cdNcpParams *par, cdSolveStats *stats) {
   const cdBlockMatrix *G = &p->G;
-  int nc = p->ncon, n = 3 * nc, nnzb = G->nnzb;
+  int nc = p->ncon, n = 3 * nc;
   double tol = par && par->tolerance > 0 ? par->tolerance : CD_NCP_TOL;
   int maxit = par && par->max_iterations > 0 ? par->max_iterations : CD_NCP_NSGS_MAXIT;
   memset(stats, 0, sizeof *stats);
@@ -38,25 +38,11 @@ int cd_ncpNsgsSolve(cdContactProblem *p, const cdNcpParams *par, cdSolveStats *s
     return CD_OK;
   }
   double *u = cd_malloc((size_t)2 * n * sizeof(double)), *best = u ? u + n : NULL;
-  int *cptr = cd_calloc((size_t)nc + 1, sizeof(int)), *crow = cd_malloc((size_t)(nnzb > 0 ? nnzb : 1) * sizeof(int));
-  int *cblk = cd_malloc((size_t)(nnzb > 0 ? nnzb : 1) * sizeof(int)), *fill = cd_calloc((size_t)nc, sizeof(int));
-  if (!u || !cptr || !crow || !cblk || !fill) {
+  cdBlockColumns cols; /* the u_j a change of lambda_i moves */
+  if (!u || cd_blockColumnsMake(G, &cols)) {
     cd_free(u);
-    cd_free(cptr);
-    cd_free(crow);
-    cd_free(cblk);
-    cd_free(fill);
     return CD_ERR_NOMEM;
   }
-  /* transpose index: block column i lists the blocks (j, i), the u_j a change of lambda_i moves */
-  for (int k = 0; k < nnzb; k++) cptr[G->col[k] + 1]++;
-  for (int i = 0; i < nc; i++) cptr[i + 1] += cptr[i];
-  for (int j = 0; j < nc; j++)
-    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
-      int i = G->col[k], pos = cptr[i] + fill[i]++;
-      crow[pos] = j;
-      cblk[pos] = k;
-    }
 
   for (int i = 0; i < nc; i++) cd_coneProject(p->mu[i], &p->lambda[3 * i], &p->lambda[3 * i]);
   double rbest = cd_ncpResidualOf(p, p->lambda, u, NULL);
@@ -75,13 +61,7 @@ int cd_ncpNsgsSolve(cdContactProblem *p, const cdNcpParams *par, cdSolveStats *s
       d[1] = x[1] - li[1];
       d[2] = x[2] - li[2];
       if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) continue;
-      for (int q = cptr[i]; q < cptr[i + 1]; q++) {
-        const double *B = &G->val[9 * (size_t)cblk[q]];
-        double *uj = &u[3 * crow[q]];
-        uj[0] += B[0] * d[0] + B[1] * d[1] + B[2] * d[2];
-        uj[1] += B[3] * d[0] + B[4] * d[1] + B[5] * d[2];
-        uj[2] += B[6] * d[0] + B[7] * d[1] + B[8] * d[2];
-      }
+      cd_blockColumnAdd(G, &cols, i, d, u);
       li[0] = x[0];
       li[1] = x[1];
       li[2] = x[2];
@@ -110,9 +90,6 @@ int cd_ncpNsgsSolve(cdContactProblem *p, const cdNcpParams *par, cdSolveStats *s
   stats->residual = rbest;
   stats->converged = rbest <= tol;
   cd_free(u);
-  cd_free(cptr);
-  cd_free(crow);
-  cd_free(cblk);
-  cd_free(fill);
+  cd_blockColumnsFree(&cols);
   return isfinite(rbest) ? CD_OK : CD_ERR_NUMERIC;
 }

@@ -30,6 +30,8 @@
 #ifndef CD_PROBLEM_H
 #define CD_PROBLEM_H
 
+#include <stddef.h>
+
 /* a square block-sparse matrix of 3x3 blocks (block CSR): block row i holds blocks
  * (i, col[k]) for k in rowptr[i] .. rowptr[i+1]-1, columns ascending, the diagonal block
  * always present. Symmetric matrices store both triangles. */
@@ -50,6 +52,28 @@ int cd_blockMatrixReserve(cdBlockMatrix *m, int nblock, int nnzb);
 void cd_blockMatrixFree(cdBlockMatrix *m);
 /* y = G x (x, y: 3 nblock); y must not alias x */
 void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y);
+
+/* the column index of a block matrix, for the Gauss-Seidel sweeps that move one block of x
+ * at a time: block column i holds the stored blocks (row[q], i) at blk[q], q in
+ * ptr[i] .. ptr[i + 1] - 1 */
+typedef struct cdBlockColumns {
+  int *ptr; /* (nblock + 1) */
+  int *row; /* (nnzb) the block row */
+  int *blk; /* (nnzb) the block's index in m */
+} cdBlockColumns;
+int cd_blockColumnsMake(const cdBlockMatrix *m, cdBlockColumns *c); /* 0 ok, -1 no memory (c empty) */
+void cd_blockColumnsFree(cdBlockColumns *c);
+/* y += (block column i of m) d, d of 3: what a change d of x_i does to y = m x */
+static inline void cd_blockColumnAdd(const cdBlockMatrix *m, const cdBlockColumns *c, int i, const double d[3],
+                                     double *y) {
+  for (int q = c->ptr[i]; q < c->ptr[i + 1]; q++) {
+    const double *B = &m->val[9 * (size_t)c->blk[q]];
+    double *yj = &y[3 * c->row[q]];
+    yj[0] += B[0] * d[0] + B[1] * d[1] + B[2] * d[2];
+    yj[1] += B[3] * d[0] + B[4] * d[1] + B[5] * d[2];
+    yj[2] += B[6] * d[0] + B[7] * d[1] + B[8] * d[2];
+  }
+}
 
 /* a contact-space problem: what every impulse solver sees (and what a peer file holds) */
 typedef struct cdContactProblem {

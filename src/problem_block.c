@@ -72,6 +72,36 @@ void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y) {
   }
 }
 
+int cd_blockColumnsMake(const cdBlockMatrix *m, cdBlockColumns *c) {
+  int nb = m->nblock, nnzb = m->nnzb;
+  c->ptr = cd_calloc((size_t)nb + 1, sizeof(int));
+  c->row = cd_malloc((size_t)(nnzb > 0 ? nnzb : 1) * sizeof(int));
+  c->blk = cd_malloc((size_t)(nnzb > 0 ? nnzb : 1) * sizeof(int));
+  int *fill = cd_calloc((size_t)(nb > 0 ? nb : 1), sizeof(int));
+  if (!c->ptr || !c->row || !c->blk || !fill) {
+    cd_free(fill);
+    cd_blockColumnsFree(c);
+    return -1;
+  }
+  for (int k = 0; k < nnzb; k++) c->ptr[m->col[k] + 1]++;
+  for (int i = 0; i < nb; i++) c->ptr[i + 1] += c->ptr[i];
+  for (int j = 0; j < nb; j++)
+    for (int k = m->rowptr[j]; k < m->rowptr[j + 1]; k++) {
+      int i = m->col[k], pos = c->ptr[i] + fill[i]++;
+      c->row[pos] = j;
+      c->blk[pos] = k;
+    }
+  cd_free(fill);
+  return 0;
+}
+
+void cd_blockColumnsFree(cdBlockColumns *c) {
+  cd_free(c->ptr);
+  cd_free(c->row);
+  cd_free(c->blk);
+  c->ptr = c->row = c->blk = NULL;
+}
+
 double cd_contactProblemVelocityScale(const cdContactProblem *p) {
   if (p->vscale > 0) return p->vscale;
   double m = 0.0;
