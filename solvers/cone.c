@@ -76,13 +76,15 @@ void cd_coneProjectDual(double mu, const double x[3], double y[3]) {
 static inline double norm3(const double a[3]) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 
-double cd_coneResidual(const cdContactProblem *p, const double *lambda, const double *cbar, cdConeResidual *parts) {
+double cd_coneResidualShifted(const cdContactProblem *p, const double *lambda, const double *cbar, int coulomb,
+                              cdConeResidual *parts) {
   cdConeResidual r = {0, 0, 0, 0, cd_contactProblemVelocityScale(p), 0};
   int finite = 1;
   for (int i = 0; i < p->ncon; i++) {
-    const double *c = &cbar[3 * i];
+    const double *cb = &cbar[3 * i];
     double mu = p->mu[i], w = 1.0 / (p->meff ? p->meff[i] : cd_contactProblemMeff(p, i)), a[3], pa[3], d[3];
     double l[3] = {w * lambda[3 * i], w * lambda[3 * i + 1], w * lambda[3 * i + 2]};
+    double c[3] = {coulomb ? cb[0] + mu * hypot(cb[1], cb[2]) : cb[0], cb[1], cb[2]};
     for (int k = 0; k < 3; k++) a[k] = l[k] - c[k];
     cd_coneProject(mu, a, pa);
     for (int k = 0; k < 3; k++) d[k] = l[k] - pa[k];
@@ -106,6 +108,10 @@ double cd_coneResidual(const cdContactProblem *p, const double *lambda, const do
   r.value = finite ? r.natural / r.scale : INFINITY;
   if (parts) *parts = r;
   return r.value;
+}
+
+double cd_coneResidual(const cdContactProblem *p, const double *lambda, const double *cbar, cdConeResidual *parts) {
+  return cd_coneResidualShifted(p, lambda, cbar, 0, parts);
 }
 
 double cd_coneResidualOf(cdContactProblem *p, const double *lambda, double *work, cdConeResidual *parts) {

@@ -63,6 +63,10 @@ typedef struct cdConeResidual {
 /* the residual of lambda (3 ncon) given c̄ = G lambda + g (3 ncon); parts may be NULL.
  * Returns parts->value. */
 double cd_coneResidual(const cdContactProblem *p, const double *lambda, const double *cbar, cdConeResidual *parts);
+/* the same with c̄_i replaced, when coulomb is 1, by De Saxcé's ĉ_i = c̄_i + (mu_i ||c̄_T,i||, 0, 0):
+ * the exact Coulomb problem's residual (ncp.h); coulomb 0 is cd_coneResidual */
+double cd_coneResidualShifted(const cdContactProblem *p, const double *lambda, const double *cbar, int coulomb,
+                              cdConeResidual *parts);
 /* the same, computing c̄ = G lambda + g into work (3 ncon) first; G is built first when it is
  * still pending (INFINITY when that runs out of memory) */
 double cd_coneResidualOf(cdContactProblem *p, const double *lambda, double *work, cdConeResidual *parts);
