@@ -520,6 +520,23 @@ static void backoffRecord(cdLcpBackoff *b, int ok) {
   b->skip = b->pause;
 }
 
+/* one bgs run on z with bo, its work added to stats (fell 1: it follows a run that missed,
+ * one more fall); an active set over the cost bound ends the tries for the runs after it.
+ * CD_OK or CD_ERR_NOMEM */
+static int bgsRun(cdLcpState *s, const cdContactProblem *p, double *z, cdBgsOptions *bo, int fell, cdBgsStats *b,
+                  cdSolveStats *stats) {
+  if (cd_bgsSolve(p, s->m, s->D, z, bo, b)) return CD_ERR_NOMEM;
+  s->used_bgs = 1;
+  s->used_newton |= b->newton_solved;
+  s->costly |= b->newton_costly;
+  if (s->costly) bo->newton = NULL;
+  stats->iterations += b->sweeps + b->newton_sets;
+  stats->products += b->products;
+  stats->factorizations += b->factorizations;
+  stats->fallbacks += fell + b->newton_tries - b->newton_solved;
+  return CD_OK;
+}
+
 /* block Gauss-Seidel from z (in: the start, out: the answer), with the active-set tries
  * (lcp_bgs.c) when newton; sets stats->converged. A solve that misses its rule from the
  * warm start runs once more from zero, and when that misses too, the better of the two goes
@@ -533,16 +550,8 @@ static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet 
                      .lu_flops_max = luFlopsMax(s)};
   if (bgsOrder(s, contacts, p->ncon, &bo.order)) return CD_ERR_NOMEM;
   cdBgsStats bs;
-  if (cd_bgsSolve(p, s->m, s->D, z, &bo, &bs)) return CD_ERR_NOMEM;
-  s->used_bgs = 1;
-  s->used_newton |= bs.newton_solved;
-  s->costly |= bs.newton_costly;
-  if (s->costly) bo.newton = NULL;
-  stats->iterations += bs.sweeps + bs.newton_sets;
-  stats->products += bs.products;
-  stats->factorizations += bs.factorizations;
+  if (bgsRun(s, p, z, &bo, 0, &bs, stats)) return CD_ERR_NOMEM;
   stats->converged = bs.converged;
-  stats->fallbacks += bs.newton_tries - bs.newton_solved;
   if (!bs.converged && !s->max_iter) {
     /* a warm start can hold the sweeps in the basin of the previous step's active set
      * (measured on a 4096-sphere impact: 1000 sweeps to 3e-5 warm, 240 to 4e-8 cold):
@@ -551,14 +560,7 @@ static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet 
     double *zc = z + n; /* (the warm start's copy, no longer needed) */
     cdBgsStats bc;
     memset(zc, 0, n * sizeof *zc);
-    if (cd_bgsSolve(p, s->m, s->D, zc, &bo, &bc)) return CD_ERR_NOMEM;
-    s->used_newton |= bc.newton_solved;
-    s->costly |= bc.newton_costly;
-    if (s->costly) bo.newton = NULL;
-    stats->iterations += bc.sweeps + bc.newton_sets;
-    stats->products += bc.products;
-    stats->factorizations += bc.factorizations;
-    stats->fallbacks += 1 + bc.newton_tries - bc.newton_solved;
+    if (bgsRun(s, p, zc, &bo, 1, &bc, stats)) return CD_ERR_NOMEM;
     if (bc.residual < bs.residual) {
       memcpy(z, zc, n * sizeof *z);
       stats->converged = bc.converged;
@@ -569,12 +571,7 @@ static int bgsStep(cdLcpState *s, const cdContactProblem *p, const cdContactSet 
        * 1e-8 in 1000 sweeps warm and 1000 cold, each left at 2e-7 .. 4e-5; from the warm
        * start 1550 sweeps and tries met it), counted as one more fall */
       bo.max_sweeps = BGS_CONTINUE_SWEEPS;
-      if (cd_bgsSolve(p, s->m, s->D, z, &bo, &bc)) return CD_ERR_NOMEM;
-      s->used_newton |= bc.newton_solved;
-      stats->iterations += bc.sweeps + bc.newton_sets;
-      stats->products += bc.products;
-      stats->factorizations += bc.factorizations;
-      stats->fallbacks += 1 + bc.newton_tries - bc.newton_solved;
+      if (bgsRun(s, p, z, &bo, 1, &bc, stats)) return CD_ERR_NOMEM;
       stats->converged = bc.converged;
     }
   }
