@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "backends.h"
 #include "ccp.h"
 
 /* the default's choice (opening comment): primal's budget of Newton steps from a warm and from a
@@ -82,16 +83,10 @@ static int ccpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   ccpSolver s = CCP_AUTO;
   const char *name = opt ? opt->solver : NULL;
   if (name && *name) {
-    int found = 0;
-    for (int k = 1; k < 5; k++)
-      if (strcmp(name, ccpNames[k]) == 0) {
-        s = (ccpSolver)k;
-        found = 1;
-      }
-    if (!found) {
-      if (err && errlen) snprintf(err, errlen, "ccp: unknown solver '%s' (primal, apgd, pgs, ipm)", name);
-      return CD_ERR_USAGE;
-    }
+    /* ccpNames[0], the default, is not a name to ask for */
+    int k = cd_backendSolverIndex("ccp", name, ccpNames + 1, 4, err, errlen);
+    if (k < 0) return CD_ERR_USAGE;
+    s = (ccpSolver)(k + 1);
   }
   if (opt && (opt->tolerance < 0 || opt->max_iterations < 0)) {
     if (err && errlen) snprintf(err, errlen, "ccp: tolerance and max_iterations must not be negative");

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "backends.h"
 #include "ncp.h"
 
 typedef enum {
@@ -53,17 +54,9 @@ static int ncpMake(const cdScene *scene, const cdBackendOptions *opt, void **sta
   ncpSolver s = NCP_HYBRID;
   const char *name = opt ? opt->solver : NULL;
   if (name && *name) {
-    int found = 0;
-    for (int k = 0; k < NCP_NSOLVER; k++)
-      if (strcmp(name, ncpNames[k]) == 0) {
-        s = (ncpSolver)k;
-        found = 1;
-      }
-    if (!found) {
-      if (err && errlen) snprintf(err, errlen, "ncp: unknown solver '%s' (nsgs+fp-apgd, nsgs, fp-apgd, fp-pgs, fp-ipm)",
-                                      name);
-      return CD_ERR_USAGE;
-    }
+    int k = cd_backendSolverIndex("ncp", name, ncpNames, NCP_NSOLVER, err, errlen);
+    if (k < 0) return CD_ERR_USAGE;
+    s = (ncpSolver)k;
   }
   if (opt && (opt->tolerance < 0 || opt->max_iterations < 0)) {
     if (err && errlen) snprintf(err, errlen, "ncp: tolerance and max_iterations must not be negative");
