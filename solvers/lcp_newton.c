@@ -197,31 +197,22 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s);
 }
 
-/* grows *p to n elements of size sz; 0 ok */
-static int grow(void *pp, size_t n, size_t sz) {
-  void **p = pp;
-  void *q = cd_realloc(*p, (n ? n : 1) * sz);
-  if (!q) return -1;
-  *p = q;
-  return 0;
-}
-
 static int reserveContacts(cdLcpNewton *s, int nc, int m) {
   if (nc > s->ccap) {
     size_t n = (size_t)nc;
-    if (grow(&s->mode, n, 1) || grow(&s->kdir, n, sizeof(int)) || grow(&s->off, n + 1, sizeof(int)) ||
-        grow(&s->B, 9 * n, sizeof(double)) || grow(&s->C, 9 * n, sizeof(double)) || grow(&s->sq, n, sizeof(double)) ||
-        grow(&s->lam, 3 * n, sizeof(double)) || grow(&s->u, 3 * n, sizeof(double)) ||
-        grow(&s->viol, n, sizeof(double)) || grow(&s->cand, n, sizeof(int)) || grow(&s->bmode, n, 1) ||
-        grow(&s->bkdir, n, sizeof(int)) || grow(&s->blam, 3 * n, sizeof(double)) ||
-        grow(&s->bu, 3 * n, sizeof(double)) || grow(&s->bviol, n, sizeof(double)) ||
-        grow(&s->rank, n, sizeof *s->rank))
+    if (cd_grow(&s->mode, n, 1) || cd_grow(&s->kdir, n, sizeof(int)) || cd_grow(&s->off, n + 1, sizeof(int)) ||
+        cd_grow(&s->B, 9 * n, sizeof(double)) || cd_grow(&s->C, 9 * n, sizeof(double)) || cd_grow(&s->sq, n, sizeof(double)) ||
+        cd_grow(&s->lam, 3 * n, sizeof(double)) || cd_grow(&s->u, 3 * n, sizeof(double)) ||
+        cd_grow(&s->viol, n, sizeof(double)) || cd_grow(&s->cand, n, sizeof(int)) || cd_grow(&s->bmode, n, 1) ||
+        cd_grow(&s->bkdir, n, sizeof(int)) || cd_grow(&s->blam, 3 * n, sizeof(double)) ||
+        cd_grow(&s->bu, 3 * n, sizeof(double)) || cd_grow(&s->bviol, n, sizeof(double)) ||
+        cd_grow(&s->rank, n, sizeof *s->rank))
       return -1;
     s->ccap = nc;
   }
   size_t nz = (size_t)cd_lcpSize(nc, m);
   if (nz > s->zcap) {
-    if (grow(&s->zbest, nz, sizeof(double))) return -1;
+    if (cd_grow(&s->zbest, nz, sizeof(double))) return -1;
     s->zcap = nz;
   }
   if (s->zb_m != m) {
@@ -291,13 +282,13 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   }
   if (n + 1 > s->ncap) {
     size_t nn = (size_t)n + 1;
-    if (grow(&s->rhs, nn, sizeof(double)) || grow(&s->q, nn, sizeof(double)) || grow(&s->r, nn, sizeof(double)) ||
-        grow(&s->dq, nn, sizeof(double)) || grow(&s->Kp, nn, sizeof(int)))
+    if (cd_grow(&s->rhs, nn, sizeof(double)) || cd_grow(&s->q, nn, sizeof(double)) || cd_grow(&s->r, nn, sizeof(double)) ||
+        cd_grow(&s->dq, nn, sizeof(double)) || cd_grow(&s->Kp, nn, sizeof(int)))
       return -1;
     s->ncap = n + 1;
   }
   if (bound > s->nzcap) {
-    if (grow(&s->Ki, bound, sizeof(int)) || grow(&s->Kx, bound, sizeof(double))) return -1;
+    if (cd_grow(&s->Ki, bound, sizeof(int)) || cd_grow(&s->Kx, bound, sizeof(double))) return -1;
     s->nzcap = bound;
   }
   size_t e = 0;
@@ -366,7 +357,7 @@ static int analyse(cdLcpNewton *s, int n, int sym, cdLcpNewtonStats *st) {
       !memcmp(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int)) && !memcmp(s->pat_i, s->Ki, (size_t)nnz * sizeof(int)))
     return 0;
   dropAnalysis(s);
-  if (grow(&s->pat_p, (size_t)n + 1, sizeof(int)) || grow(&s->pat_i, (size_t)nnz, sizeof(int))) return -1;
+  if (cd_grow(&s->pat_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->pat_i, (size_t)nnz, sizeof(int))) return -1;
   st->analyses++;
   if (sym) {
     cholmod_sparse A;

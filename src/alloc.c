@@ -56,3 +56,11 @@ void cd_free(void *ptr) {
   free(ptr);
 }
 
+int cd_grow(void *pbuf, size_t n, size_t size) {
+  void **b = pbuf;
+  void *q = cd_realloc(*b, (n > 0 ? n : 1) * size);
+  if (!q) return -1;
+  *b = q;
+  return 0;
+}
+

@@ -15,6 +15,9 @@ void *cd_malloc(size_t size);               /* NULL on failure or injected failu
 void *cd_calloc(size_t count, size_t size); /* zeroed; overflow-checked */
 void *cd_realloc(void *ptr, size_t size);   /* like realloc; ptr unchanged on failure */
 void cd_free(void *ptr);                    /* NULL is fine */
+/* *pbuf (a pointer to the buffer pointer) reallocated to n elements of size bytes (at least
+ * one); 0 ok, -1 on failure with *pbuf unchanged */
+int cd_grow(void *pbuf, size_t n, size_t size);
 
 /* testing hooks */
 void cd_allocFailAt(long k);   /* make the k-th allocation from now fail (1-based); 0 disables */

@@ -28,15 +28,6 @@
 #include "alloc.h"
 #include "vec3.h"
 
-/* grows *buf (elements of size sz) to hold n; 0 ok */
-static int grow(void *buf, size_t n, size_t sz) {
-  void **b = buf;
-  void *q = cd_realloc(*b, (n > 0 ? n : 1) * sz);
-  if (!q) return -1;
-  *b = q;
-  return 0;
-}
-
 /* the per-contact and per-body arrays grow by half again when they must (never shrink): the
  * contact count of a run changes a little from step to step, and must not realloc each time */
 static size_t grownSize(int want, int cap) {
@@ -47,10 +38,10 @@ static size_t grownSize(int want, int cap) {
 static int reserveContacts(cdContactProblem *p, int nc) {
   if (nc <= p->cap && p->g) return CD_OK;
   size_t n = grownSize(nc, p->cap);
-  if (grow(&p->g, 3 * n, sizeof(double)) || grow(&p->mu, n, sizeof(double)) ||
-      grow(&p->lambda, 3 * n, sizeof(double)) || grow(&p->meff, n, sizeof(double)) ||
-      grow(&p->cbody, 2 * n, sizeof(int)) || grow(&p->J, 36 * n, sizeof(double)) ||
-      grow(&p->adj, 2 * n, sizeof(int)) || grow(&p->JM, 36 * n, sizeof(double)))
+  if (cd_grow(&p->g, 3 * n, sizeof(double)) || cd_grow(&p->mu, n, sizeof(double)) ||
+      cd_grow(&p->lambda, 3 * n, sizeof(double)) || cd_grow(&p->meff, n, sizeof(double)) ||
+      cd_grow(&p->cbody, 2 * n, sizeof(int)) || cd_grow(&p->J, 36 * n, sizeof(double)) ||
+      cd_grow(&p->adj, 2 * n, sizeof(int)) || cd_grow(&p->JM, 36 * n, sizeof(double)))
     return CD_ERR_NOMEM;
   p->cap = (int)n;
   return CD_OK;
@@ -59,8 +50,8 @@ static int reserveContacts(cdContactProblem *p, int nc) {
 static int reserveBodies(cdContactProblem *p, int nb) {
   if (nb <= p->body_cap && p->minv) return CD_OK;
   size_t n = grownSize(nb, p->body_cap);
-  if (grow(&p->minv, n, sizeof(double)) || grow(&p->Iinv, 9 * n, sizeof(double)) ||
-      grow(&p->vf, 6 * n, sizeof(double)) || grow(&p->adj_ptr, n + 1, sizeof(int)))
+  if (cd_grow(&p->minv, n, sizeof(double)) || cd_grow(&p->Iinv, 9 * n, sizeof(double)) ||
+      cd_grow(&p->vf, 6 * n, sizeof(double)) || cd_grow(&p->adj_ptr, n + 1, sizeof(int)))
     return CD_ERR_NOMEM;
   p->body_cap = (int)n;
   return CD_OK;
