@@ -110,6 +110,8 @@ typedef struct cdPenalty {
                           a cube), kg^-1 m^-2; -1 for the others */
   cdMaterial *mix;     /* (nmaterial x nmaterial) cd_materialMix of materials a, b; NULL beyond
                           PENALTY_MIX_TABLE_MAX materials */
+  int nmaterial;
+  int *material;       /* (nbody + 1) body i's material at [i + 1], the ground's at [0] */
   double vscale;       /* the step's ||g||_inf, m/s: the residual's scale (penaltyFinish) */
   double *res;         /* (res_cap x 8) the residual's per-contact mu, meff, lambda, c-bar */
   size_t res_cap;
@@ -122,9 +124,7 @@ static const cdMaterial *contactMaterial(const cdPenalty *p, const cdScene *scen
     cd_sceneContactMaterial(scene, a, b, tmp);
     return tmp;
   }
-  int ma = a < 0 ? scene->ground_material : scene->body[a].material;
-  int mb = b < 0 ? scene->ground_material : scene->body[b].material;
-  return &p->mix[ma * scene->nmaterial + mb];
+  return &p->mix[p->material[a + 1] * p->nmaterial + p->material[b + 1]];
 }
 
 
@@ -230,6 +230,7 @@ static void penaltyFree(void *state) {
   if (!p) return;
   cd_free(p->scratch);
   cd_free(p->ntouch);
+  cd_free(p->material);
   cd_free(p->invmass);
   cd_free(p->isoinv);
   cd_free(p->mix);
@@ -268,14 +269,18 @@ static int penaltyMake(const cdScene *scene, const cdBackendOptions *opt, void *
   p->ntouch = cd_calloc(nb, sizeof *p->ntouch);
   p->invmass = cd_calloc(nb, sizeof *p->invmass);
   p->isoinv = cd_calloc(nb, sizeof *p->isoinv);
+  p->material = cd_calloc(nb + 1, sizeof *p->material);
   int nm = scene->nmaterial;
   if (nm <= PENALTY_MIX_TABLE_MAX) p->mix = cd_calloc((size_t)(nm > 0 ? nm * nm : 1), sizeof *p->mix);
-  if (!p->ntouch || !p->invmass || !p->isoinv || (nm <= PENALTY_MIX_TABLE_MAX && !p->mix)) {
+  if (!p->ntouch || !p->invmass || !p->isoinv || !p->material || (nm <= PENALTY_MIX_TABLE_MAX && !p->mix)) {
     penaltyFree(p);
     return CD_ERR_NOMEM;
   }
+  p->nmaterial = nm;
+  p->material[0] = scene->ground_material;
   for (int i = 0; i < scene->nbody; i++) {
     const cdBodyDef *b = &scene->body[i];
+    p->material[i + 1] = b->material;
     int moving = !b->fixed && b->mass > 0;
     p->invmass[i] = moving ? 1.0 / b->mass : 0;
     int iso = b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2] && b->inertia[0] > 0;

@@ -81,13 +81,13 @@ double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_ov
   return -fadh + adhesive;
 }
 
-void cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double ft[3]) {
-  double vrel = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+double cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double slip, double ft[3]) {
   double load = fn > 0 ? fn : 0;
-  /* f_t = -v_t mu_d f_n / v_reg if v_rel < v_reg, -v_t mu_d f_n / v_rel else */
-  double scale = v_reg > vrel ? v_reg : vrel;
+  /* f_t = -v_t mu_d f_n / v_reg if v_rel < v_reg, -v_t mu_d f_n / v_rel else (v_rel = slip) */
+  double scale = v_reg > slip ? v_reg : slip;
   double c = scale > 0 ? mu * load / scale : 0;
   for (int i = 0; i < 3; i++) ft[i] = -c * vt[i];
+  return c;
 }
 
 void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
@@ -95,12 +95,13 @@ void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const do
   double delta = -gap;
   int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
   if (fresh) state[CD_PENALTY_IMPACT] = state[CD_PENALTY_PLASTIC] = 0;
-  out->fc = out->fd = out->fn = out->cn = 0;
+  out->fc = out->fd = out->fn = out->cn = out->ct = 0;
   out->ft[0] = out->ft[1] = out->ft[2] = 0;
   out->branch = 0;
   out->touching = delta > 0;
+  out->slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
   state[CD_PENALTY_GAP] = gap;
-  state[CD_PENALTY_SLIP] = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+  state[CD_PENALTY_SLIP] = out->slip;
   if (delta <= 0) {
     /* separated: the plastic overlap is set back to 0 (seed, data[3]) */
     state[CD_PENALTY_PLASTIC] = 0;
@@ -126,7 +127,7 @@ void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const do
   /* f_d = -d_c v_delta,n, in every model */
   out->fd = -m->damping * vn;
   out->fn = out->fc + out->fd;
-  cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->ft);
+  out->ct = cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->slip, out->ft);
 }
 
 int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn, const double vt[3],
@@ -143,7 +144,7 @@ int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, 
     f->fd *= s;
     f->fn = f->fc + f->fd;
     f->cn = cn;
-    cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->ft);
+    f->ct = cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->slip, f->ft);
     acted |= CD_PENALTY_LIMIT_NORMAL;
   }
   /* friction: f_t = -c v_t, c = mu max(fn, 0) / max(v_reg, |v_t|) as cd_penaltyFriction
@@ -151,11 +152,9 @@ int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, 
    * beyond h w_t c = 1 it would reverse the slip, so c is held at 1 / (h w_t): the impulse
    * that stops the slip within the substep. (The coefficient is compared, not |f_t|, which
    * could overflow where c does not.) */
-  double slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
-  double scale = m->friction_regularization > slip ? m->friction_regularization : slip;
-  double c = scale > 0 ? m->friction * (f->fn > 0 ? f->fn : 0) / scale : 0;
-  if (w_t > 0 && h * w_t * c > 1) {
-    c = 1 / (h * w_t);
+  if (w_t > 0 && h * w_t * f->ct > 1) {
+    double c = 1 / (h * w_t);
+    f->ct = c;
     for (int i = 0; i < 3; i++) f->ft[i] = -c * vt[i];
     acted |= CD_PENALTY_LIMIT_FRICTION;
   }

@@ -34,6 +34,8 @@ typedef struct cdPenaltyForce {
   double cn;      /* the normal damping coefficient d_c + |lambda| delta^n_exp, N s/m: the
                      dissipative part of fn is -cn v_n (the rest is elastic) */
   double ft[3];   /* friction force on b, N, in the frame v_t was given in */
+  double ct;      /* the friction's coefficient c, f_t = -c v_t, N s/m */
+  double slip;    /* |v_t|, m/s */
   int touching;   /* 1 when delta > 0 (the forces above are then active) */
   int branch;     /* impact model 0: Edinburgh branch 1 (virgin loading), 2 (un/reloading),
                      3 (adhesive); 0 for models 1, 2 and when not touching */
@@ -52,9 +54,10 @@ double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity);
  * k_adh. */
 double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_overlap, int *branch);
 
-/* regularised Coulomb friction: ft = -vt mu max(fn, 0) / max(v_reg, |vt|). Only the
- * compressive part of fn gives friction (a tensile fn would otherwise drive the slip). */
-void cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double ft[3]);
+/* regularised Coulomb friction: ft = -c vt, c = mu max(fn, 0) / max(v_reg, |vt|), with slip
+ * = |vt|; returns c. Only the compressive part of fn gives friction (a tensile fn would
+ * otherwise drive the slip). */
+double cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double slip, double ft[3]);
 
 /* the whole law for one contact evaluation: from the gap, v_n, v_t and the state carried
  * from the last evaluation (fresh = 1 when there was none), the forces on b and the

@@ -95,7 +95,7 @@ double cd_bodySizeScale(const cdBodyDef *b) {
 
 double cd_bodySpeedBound(const cdBodyDef *b, const double v6[6]) {
   if (!v6) return 0;
-  return cd_v3norm(v6) + cd_v3norm(v6 + 3) * cd_bodyBoundingRadius(b);
+  return cd_speedBound(v6, cd_bodyBoundingRadius(b));
 }
 
 void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], double share, double aabb[6]) {

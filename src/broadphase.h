@@ -8,6 +8,7 @@
 #define CD_BROADPHASE_H
 
 #include "scene.h"
+#include "vec3.h"
 
 typedef struct cdBroadphase cdBroadphase; /* grid and pair workspace; grows as needed */
 
@@ -19,6 +20,8 @@ double cd_bodySizeScale(const cdBodyDef *b);
 /* a bound of the speed of any point of the body: |v| + |w| R, v6 = (linear, angular) world,
  * R the bounding radius, m/s; v6 NULL means at rest */
 double cd_bodySpeedBound(const cdBodyDef *b, const double v6[6]);
+/* the same for a body of bounding radius R (cd_bodyBoundingRadius) moving at v6 */
+static inline double cd_speedBound(const double v6[6], double R) { return cd_v3norm(v6) + cd_v3norm(v6 + 3) * R; }
 
 /* the world bounding box of body i (centre x, rotation R row-major body to world) enlarged
  * on every side by share (m), its share of the margin (collide.c: the two shares of a pair

@@ -55,11 +55,6 @@ struct cdCollider {
   cdContactCache *cache; /* force models only (cd_colliderCache), else NULL */
 };
 
-double cd_collideMargin(const cdScene *scene, double closing_speed_bound, double dt, double size_scale) {
-  if (scene->contact_margin_given) return scene->contact_margin;
-  return 1e-3 * size_scale + dt * closing_speed_bound;
-}
-
 void cd_colliderFree(cdCollider *c) {
   if (!c) return;
   cd_free(c->aabb);

@@ -7,6 +7,14 @@
  * the run): present in the substep before means its state carries (fresh = 0). A substep's
  * contacts are found pair by pair, each pair's in key order, so they come in key order
  * whatever order rec is in.
+ *
+ * The substep's loop. Most listed pairs of a pile are sphere-sphere and sphere-ground pairs,
+ * which have one contact, key (a, b, 0, 0): their geometry is computed in place (the
+ * narrow phase's own cd_sphereSphereGeometry / cd_sphereGroundGeometry, so the numbers are
+ * those of cd_collidePair) and written into the pair's contact of rec, whose index the pair
+ * keeps (slot) from its first look-up in the hash table until the list or rec's order
+ * changes (a new step, a re-collision). Other pairs (boxes, hollow spheres) go through
+ * cd_collidePair and the table.
  */
 #include "contact_cache.h"
 
@@ -18,6 +26,7 @@
 #include "alloc.h"
 #include "backend.h"
 #include "broadphase.h"
+#include "narrowphase.h"
 #include "vec3.h"
 #include "world.h"
 
@@ -33,6 +42,10 @@ struct cdContactCache {
   /* the Verlet list */
   cdPairList pairs;     /* listed pairs, sorted by (a, b) */
   cdPairList more;      /* a re-collision's pairs */
+  unsigned char *kind;  /* (pair_cap) each listed pair's narrow phase: PAIR_SPHERES, ... */
+  int *slot;            /* (pair_cap) a one-contact pair's contact in rec; -1: not looked up yet */
+  int pair_cap;
+  unsigned char *ball;  /* (nbody) 1 for a sphere, 2 for a solid one (not hollow) */
   double *size;         /* (nbody) cd_bodySizeScale, m */
   double *radius;       /* (nbody) cd_bodyBoundingRadius, m */
   double *speed;        /* (nbody) present speed bound u_i, m/s */
@@ -64,6 +77,9 @@ void cd_contactCacheFree(cdContactCache *k) {
   if (!k) return;
   cd_free(k->pairs.ab);
   cd_free(k->more.ab);
+  cd_free(k->kind);
+  cd_free(k->slot);
+  cd_free(k->ball);
   cd_free(k->size);
   cd_free(k->radius);
   cd_free(k->speed);
@@ -96,13 +112,16 @@ cdContactCache *cd_contactCacheMake(const cdScene *scene) {
   k->vlist = cd_calloc(6 * nb, sizeof *k->vlist);
   k->outran = cd_calloc(nb, sizeof *k->outran);
   k->is_out = cd_calloc(nb, sizeof *k->is_out);
-  if (!k->size || !k->radius || !k->speed || !k->cover || !k->moved || !k->vlist || !k->outran || !k->is_out) {
+  k->ball = cd_calloc(nb, sizeof *k->ball);
+  if (!k->size || !k->radius || !k->speed || !k->cover || !k->moved || !k->vlist || !k->outran || !k->is_out ||
+      !k->ball) {
     cd_contactCacheFree(k);
     return NULL;
   }
   for (int i = 0; i < scene->nbody; i++) {
     k->size[i] = cd_bodySizeScale(&scene->body[i]);
     k->radius[i] = cd_bodyBoundingRadius(&scene->body[i]);
+    if (scene->body[i].shape == CD_SPHERE) k->ball[i] = scene->body[i].hollow ? 1 : 2;
   }
   return k;
 }
@@ -173,6 +192,37 @@ static int tableFind(const cdContactCache *k, const cdContactSet *rec, const cdC
 }
 
 /* ---- the Verlet list ---- */
+
+/* a listed pair's narrow phase in the substeps */
+enum {
+  PAIR_OTHER = 0,        /* cd_collidePair: boxes, hollow spheres */
+  PAIR_SPHERES = 1,      /* two solid spheres: cd_sphereSphereGeometry */
+  PAIR_SPHERE_GROUND = 2 /* a sphere against the ground: cd_sphereGroundGeometry */
+};
+
+/* the list's pairs changed (a new list, a re-collision; or rec's order, at a new step):
+ * their kinds, and their contacts in rec to be looked up anew */
+static int listChanged(cdContactCache *k) {
+  int n = k->pairs.n;
+  if (n > k->pair_cap) {
+    int cap = k->pairs.cap > n ? k->pairs.cap : n;
+    unsigned char *kd = cd_realloc(k->kind, (size_t)cap * sizeof *kd);
+    if (kd) k->kind = kd;
+    int *sl = cd_realloc(k->slot, (size_t)cap * sizeof *sl);
+    if (sl) k->slot = sl;
+    if (!kd || !sl) return CD_ERR_NOMEM;
+    k->pair_cap = cap;
+  }
+  for (int p = 0; p < n; p++) {
+    int a = k->pairs.ab[2 * p], b = k->pairs.ab[2 * p + 1];
+    if (a < 0)
+      k->kind[p] = k->ball[b] ? PAIR_SPHERE_GROUND : PAIR_OTHER;
+    else
+      k->kind[p] = k->ball[a] == 2 && k->ball[b] == 2 ? PAIR_SPHERES : PAIR_OTHER;
+    k->slot[p] = -1;
+  }
+  return CD_OK;
+}
 
 /* the velocity of body i for a list over T: its speed raised by |g| T (a body at rest: |g| T
  * along x) */
@@ -260,6 +310,10 @@ int cd_contactCacheBegin(cdContactCache *k, cdCollider *c, const cdScene *scene,
   for (int i = 0; i < k->nbody; i++) k->speed[i] = cd_bodySpeedBound(&scene->body[i], &w->v[6 * i]);
   double T = horizon(k, dt, 0);
   if (T < dt) shortenList(k, scene, w, T, rec);
+  if ((st = listChanged(k))) {
+    cd_contactSetClear(rec);
+    return st;
+  }
   startCover(k, scene, T);
   k->listed = 1;
   k->sorted = 1;
@@ -295,7 +349,7 @@ static int recollide(cdContactCache *k, cdCollider *c, const cdScene *scene, con
   cdPairList t = k->pairs;
   k->pairs = k->more;
   k->more = t;
-  return CD_OK;
+  return listChanged(k);
 }
 
 /* The bodies k->outran[0 .. nout - 1] outran the list: their pairs anew against every other
@@ -348,29 +402,33 @@ static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorl
   for (int q = 0; q < nout; q++) k->is_out[k->outran[q]] = 0;
   if (st) return st;
   cd_pairListSort(&k->more);
-  return cd_pairListMerge(&k->pairs, &k->more);
+  if ((st = cd_pairListMerge(&k->pairs, &k->more))) return st;
+  return listChanged(k);
 }
 
 /* ---- the substeps ---- */
 
-/* r takes the geometry of s (the same key, now); the impulse summed so far is carried into
- * the new frame when the frame turned */
-static void updateContact(cdContact *r, const cdContact *s) {
-  if (r->normal[0] != s->normal[0] || r->normal[1] != s->normal[1] || r->normal[2] != s->normal[2] ||
-      r->t1[0] != s->t1[0] || r->t1[1] != s->t1[1] || r->t1[2] != s->t1[2]) {
-    double J[3];
+/* rec's contact r takes the geometry of the same key now: normal n, point p, gap. When the
+ * normal turned, the frame is made anew from it (cd_tangentFrame, as the narrow phase makes
+ * it: the frame is a function of the normal) and the impulse summed so far is carried into
+ * the new frame. (A normal equal to r's under != can differ at most in the signs of zeros,
+ * and so then can the frames: r keeps its own.) */
+static void updateContact(cdContact *r, const double n[3], const double p[3], double gap) {
+  if (r->normal[0] != n[0] || r->normal[1] != n[1] || r->normal[2] != n[2]) {
+    double J[3], t1[3], t2[3];
+    cd_tangentFrame(n, t1, t2);
     cd_v3scale(J, r->normal, r->lambda[0]);
     cd_v3addScaled(J, J, r->t1, r->lambda[1]);
     cd_v3addScaled(J, J, r->t2, r->lambda[2]);
-    r->lambda[0] = cd_v3dot(J, s->normal);
-    r->lambda[1] = cd_v3dot(J, s->t1);
-    r->lambda[2] = cd_v3dot(J, s->t2);
-    cd_v3copy(r->normal, s->normal);
-    cd_v3copy(r->t1, s->t1);
-    cd_v3copy(r->t2, s->t2);
+    r->lambda[0] = cd_v3dot(J, n);
+    r->lambda[1] = cd_v3dot(J, t1);
+    r->lambda[2] = cd_v3dot(J, t2);
+    cd_v3copy(r->normal, n);
+    cd_v3copy(r->t1, t1);
+    cd_v3copy(r->t2, t2);
   }
-  cd_v3copy(r->point, s->point);
-  r->gap = s->gap;
+  cd_v3copy(r->point, p);
+  r->gap = gap;
 }
 
 /* s (a key rec does not have) appended to rec: no impulse, no state, its gap as gap0 */
@@ -389,6 +447,30 @@ static int appendContact(cdContactCache *k, cdContactSet *rec, const cdContact *
   return CD_OK;
 }
 
+/* the index in rec of the contact of key (a, b, 0, 0), found in the table, or appended from
+ * its geometry now (n, p, gap), or -1 when memory runs out */
+static int oneContactSlot(cdContactCache *k, cdContactSet *rec, int a, int b, const double n[3],
+                          const double p[3], double gap) {
+  cdContact s;
+  memset(&s, 0, sizeof s);
+  s.body[0] = a;
+  s.body[1] = b;
+  int j = tableFind(k, rec, &s);
+  if (j >= 0) return j;
+  cd_v3copy(s.point, p);
+  cd_v3copy(s.normal, n);
+  cd_tangentFrame(s.normal, s.t1, s.t2);
+  s.gap = gap;
+  return appendContact(k, rec, &s) ? -1 : rec->ncon - 1;
+}
+
+/* rec's contact j is present in this substep: the n-th of its contacts */
+static void markLive(cdContactCache *k, cdContactSet *rec, int j, int n) {
+  rec->con[j].fresh = k->last[j] != k->stamp - 1;
+  k->last[j] = k->stamp;
+  k->live[n] = j;
+}
+
 int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scene, const cdWorld *w, double h,
                            double remaining, cdContactSet *rec, const int **live, int *nlive) {
   k->stamp++;
@@ -396,7 +478,7 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
    * beyond it get their own pairs anew, many a full collision */
   int nout = 0;
   for (int i = 0; i < k->nbody; i++) {
-    double u = cd_bodySpeedBound(&scene->body[i], &w->v[6 * i]);
+    double u = cd_speedBound(&w->v[6 * i], k->radius[i]);
     k->speed[i] = u;
     if (!k->listed) k->moved[i] += k->h * u;
     if (k->moved[i] + h * u > k->cover[i]) k->outran[nout++] = i;
@@ -414,6 +496,7 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
   /* the narrow phase of each listed pair at the margin of the substep: the substep's
    * contacts, pair by pair in key order */
   int n = 0;
+  const double *x = w->x;
   for (int p = 0; p < k->pairs.n; p++) {
     int a = k->pairs.ab[2 * p], b = k->pairs.ab[2 * p + 1];
     double margin;
@@ -423,8 +506,25 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
       double s = k->size[a] < k->size[b] ? k->size[a] : k->size[b];
       margin = cd_collideMargin(scene, k->speed[a] + k->speed[b], h, s);
     }
+    if (k->kind[p] != PAIR_OTHER) {
+      static const double up[3] = {0, 0, 1};
+      double nrm[3], pt[3], gap;
+      const double *nv = up;
+      if (k->kind[p] == PAIR_SPHERE_GROUND) {
+        if (!cd_sphereGroundGeometry(&x[3 * b], k->radius[b], scene->ground_height, margin, pt, &gap)) continue;
+      } else {
+        if (!cd_sphereSphereGeometry(&x[3 * a], k->radius[a], &x[3 * b], k->radius[b], margin, nrm, pt, &gap))
+          continue;
+        nv = nrm;
+      }
+      int j = k->slot[p];
+      if (j < 0 && (j = k->slot[p] = oneContactSlot(k, rec, a, b, nv, pt, gap)) < 0) return CD_ERR_NOMEM;
+      updateContact(&rec->con[j], nv, pt, gap);
+      markLive(k, rec, j, n++);
+      continue;
+    }
     k->scratch.ncon = 0;
-    if ((st = cd_collidePair(scene, a, b, w->x, w->R, margin, &k->scratch))) return st;
+    if ((st = cd_collidePair(scene, a, b, x, w->R, margin, &k->scratch))) return st;
     for (int q = 0; q < k->scratch.ncon; q++) {
       const cdContact *s = &k->scratch.con[q];
       int j = tableFind(k, rec, s);
@@ -432,11 +532,8 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
         if ((st = appendContact(k, rec, s))) return st;
         j = rec->ncon - 1;
       }
-      cdContact *r = &rec->con[j];
-      updateContact(r, s);
-      r->fresh = k->last[j] != k->stamp - 1;
-      k->last[j] = k->stamp;
-      k->live[n++] = j;
+      updateContact(&rec->con[j], s->normal, s->point, s->gap);
+      markLive(k, rec, j, n++);
     }
   }
   *live = k->live;

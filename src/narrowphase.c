@@ -73,11 +73,9 @@ static double unitOrUp(double u[3], const double d[3]) {
 
 int cd_collideSphereGround(int ib, const cdBodyDef *b, const double xb[3], double height, double margin,
                            cdContactSet *out) {
-  double gap = xb[2] - b->radius - height;
-  if (!(gap <= margin)) return CD_OK;
   static const double up[3] = {0, 0, 1};
-  /* midway between the plane (z = height) and the sphere's lowest point */
-  double p[3] = {xb[0], xb[1], height + 0.5 * gap};
+  double p[3], gap;
+  if (!cd_sphereGroundGeometry(xb, b->radius, height, margin, p, &gap)) return CD_OK;
   return cd_narrowPush(out, -1, ib, 0, 0, p, up, gap);
 }
 
@@ -100,16 +98,8 @@ int cd_collideBoxGround(int ib, const cdBodyDef *b, const double xb[3], const do
 
 int cd_collideSphereSphere(int ia, const cdBodyDef *A, const double xa[3], int ib, const cdBodyDef *B,
                            const double xb[3], double margin, cdContactSet *out) {
-  double d[3], n[3];
-  cd_v3sub(d, xb, xa);
-  double dist = unitOrUp(n, d);
-  double gap = dist - (A->radius + B->radius);
-  if (!(gap <= margin)) return CD_OK;
-  /* surfaces at xa + ra n and xb - rb n; their midpoint */
-  double p[3];
-  cd_v3add(p, xa, xb);
-  cd_v3scale(p, p, 0.5);
-  cd_v3addScaled(p, p, n, 0.5 * (A->radius - B->radius));
+  double n[3], p[3], gap;
+  if (!cd_sphereSphereGeometry(xa, A->radius, xb, B->radius, margin, n, p, &gap)) return CD_OK;
   return cd_narrowPush(out, ia, ib, 0, 0, p, n, gap);
 }
 

@@ -23,6 +23,7 @@
 
 #include "contact.h"
 #include "scene.h"
+#include "vec3.h"
 
 /* the box feature codes above */
 uint32_t cd_boxVertexCode(const int sign[3]);     /* sign[i] = +-1 */
@@ -41,6 +42,44 @@ int cd_collideSphereGround(int ib, const cdBodyDef *b, const double xb[3], doubl
  * resting flat, 2 for an edge, 1 for a corner), keyed by the corner's vertex code */
 int cd_collideBoxGround(int ib, const cdBodyDef *b, const double xb[3], const double Rb[9], double height,
                         double margin, cdContactSet *out);
+
+/* the geometry of the sphere-ground and sphere-sphere contacts, shared by their pair
+ * functions below and the force models' per-substep update of a listed pair
+ * (contact_cache.c), so that both give the same numbers. Each returns 1 with the contact's
+ * point (and normal) when its gap (always written) is at most margin, else 0. */
+
+/* a sphere of radius r at xb against the plane z = height: normal +z, the point midway
+ * between the plane and the sphere's lowest point */
+static inline int cd_sphereGroundGeometry(const double xb[3], double r, double height, double margin,
+                                          double point[3], double *gap) {
+  *gap = xb[2] - r - height;
+  if (!(*gap <= margin)) return 0;
+  point[0] = xb[0];
+  point[1] = xb[1];
+  point[2] = height + 0.5 * *gap;
+  return 1;
+}
+
+/* solid spheres ra at xa and rb at xb: g = |xb - xa| - (ra + rb), the normal the unit of
+ * xb - xa (+z when the centres coincide: below 1e-150 the squared norm could underflow and
+ * spoil the unit), the point midway between the surfaces xa + ra n and xb - rb n */
+static inline int cd_sphereSphereGeometry(const double xa[3], double ra, const double xb[3], double rb,
+                                          double margin, double normal[3], double point[3], double *gap) {
+  double d[3];
+  cd_v3sub(d, xb, xa);
+  double dist = cd_v3norm(d);
+  if (!(dist > 1e-150)) dist = 0;
+  *gap = dist - (ra + rb);
+  if (!(*gap <= margin)) return 0;
+  if (dist > 0)
+    cd_v3scale(normal, d, 1.0 / dist);
+  else
+    cd_v3set(normal, 0, 0, 1);
+  cd_v3add(point, xa, xb);
+  cd_v3scale(point, point, 0.5);
+  cd_v3addScaled(point, point, normal, 0.5 * (ra - rb));
+  return 1;
+}
 
 /* two solid spheres (outside against outside): g = |xb - xa| - (ra + rb) (seed 002, h1 = 1) */
 int cd_collideSphereSphere(int ia, const cdBodyDef *A, const double xa[3], int ib, const cdBodyDef *B,

@@ -19,20 +19,26 @@
 #include "vec3.h"
 #include "world.h"
 
-/* a body whose principal moments are equal: I_world = R I R^T = I does not turn */
-static int isotropic(const cdBodyDef *b) { return b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2]; }
-
-/* positions and orientations forward by h at the current velocities; the inverse world
- * inertia follows the rotation, but for the force models' substeps (isotropic_kept) an
- * isotropic body's stays as it is (R I^-1 R^T = I^-1 whatever R) */
-static void integratePositions(const cdScene *scene, cdWorld *w, double h, int isotropic_kept) {
+/* positions and orientations forward by h at the current velocities; the rotation matrix
+ * and the inverse world inertia follow. In the force models' substeps (substep = 1) an
+ * isotropic body's inverse inertia stays as it is (R I^-1 R^T = I^-1 whatever R), and a
+ * ball's R (world.h: no narrow phase reads it) waits for the end of the step (syncBalls) */
+static void integratePositions(const cdScene *scene, cdWorld *w, double h, int substep) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     cd_v3addScaled(&w->x[3 * i], &w->x[3 * i], &w->v[6 * i], h);
     cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
+    int round = substep ? w->round[i] : 0;
+    if (round & CD_WORLD_BALL) continue;
     cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
-    if (!isotropic_kept || !isotropic(&scene->body[i])) cd_worldUpdateInertia(scene, w, i);
+    if (!(round & CD_WORLD_ISOTROPIC)) cd_worldUpdateInertia(scene, w, i);
   }
+}
+
+/* the balls' rotation matrices from their orientations, after the substeps */
+static void syncBalls(cdWorld *w) {
+  for (int i = 0; i < w->nbody; i++)
+    if (w->dof[i] >= 0 && (w->round[i] & CD_WORLD_BALL)) cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
 }
 
 /* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal); an
@@ -44,7 +50,7 @@ static void integrateForces(const cdScene *scene, cdWorld *w, double h) {
     double *v = &w->v[6 * i], *om = &w->v[6 * i + 3], *f = &w->force[6 * i];
     double tq[3], dw[3];
     for (int e = 0; e < 3; e++) v[e] += h * (scene->gravity[e] + f[e] / b->mass);
-    if (isotropic(b)) {
+    if (w->round[i] & CD_WORLD_ISOTROPIC) {
       cd_v3addScaled(om, om, &f[3], h / b->inertia[0]);
       continue;
     }
@@ -113,6 +119,31 @@ static int stepImpulse(const cdScene *scene, cdWorld *w, const cdBackend *be, vo
   return CD_OK;
 }
 
+/* the force models' n substeps of h */
+static int substeps(const cdScene *scene, cdWorld *w, const cdBackend *be, void *bs, cdContactCache *k, int n,
+                    double h, cdSolveStats *stats) {
+  for (int s = 0; s < n; s++) {
+    const int *live;
+    int nlive, st;
+    double ts = seconds();
+    if ((st = cd_contactCacheSubstep(k, w->collider, scene, w, h, (n - s) * h, &w->contacts, &live, &nlive)))
+      return st;
+    double t1 = seconds();
+    w->time_collide += t1 - ts;
+    memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
+    st = be->forces(bs, scene, w, &w->contacts, live, nlive, h, stats);
+    w->time_solve += seconds() - t1;
+    if (st) return st;
+    integrateForces(scene, w, h);
+    if (s == n - 1) {
+      if ((st = cd_contactCacheEnd(k, &w->contacts))) return st;
+      postVelocities(w);
+    }
+    integratePositions(scene, w, h, 1);
+  }
+  return CD_OK;
+}
+
 /* the force models' step. The contacts are collided once, at the step's start, with the
  * margin of the whole step (a Verlet list, contact_cache.h); each substep updates the
  * listed pairs by the narrow phase. w->contacts becomes the step's record (every contact the
@@ -136,26 +167,9 @@ static int stepForce(const cdScene *scene, cdWorld *w, const cdBackend *be, void
   int nc = w->contacts.ncon > w->previous.ncon ? w->contacts.ncon : w->previous.ncon;
   double per = CD_WORLD_FORCE_WORK_SUBSTEP + CD_WORLD_FORCE_WORK_BODY * w->nbody + (double)nc;
   if ((double)n * per > CD_WORLD_MAX_FORCE_WORK) return CD_ERR_LIMIT;
-  double h = dt / n;
-  for (int s = 0; s < n; s++) {
-    const int *live;
-    int nlive;
-    double ts = seconds();
-    if ((st = cd_contactCacheSubstep(k, w->collider, scene, w, h, (n - s) * h, &w->contacts, &live, &nlive)))
-      return st;
-    double t1 = seconds();
-    w->time_collide += t1 - ts;
-    memset(w->force, 0, (size_t)w->nbody * 6 * sizeof(double));
-    st = be->forces(bs, scene, w, &w->contacts, live, nlive, h, stats);
-    w->time_solve += seconds() - t1;
-    if (st) return st;
-    integrateForces(scene, w, h);
-    if (s == n - 1) {
-      if ((st = cd_contactCacheEnd(k, &w->contacts))) return st;
-      postVelocities(w);
-    }
-    integratePositions(scene, w, h, 1);
-  }
+  st = substeps(scene, w, be, bs, k, n, dt / n, stats);
+  syncBalls(w);
+  if (st) return st;
   stats->substeps = n;
   double t1 = seconds();
   st = be->finish ? be->finish(bs, scene, w, &w->contacts, dt, stats) : CD_OK;

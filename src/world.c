@@ -65,12 +65,15 @@ cdWorld *cd_worldMake(const cdScene *scene) {
   w->R = cd_calloc(nb * 9, sizeof(double));
   w->Iinv = cd_calloc(nb * 9, sizeof(double));
   w->force = cd_calloc(nb * 6, sizeof(double));
+  w->round = cd_calloc(nb, sizeof *w->round);
   cd_contactSetInit(&w->contacts);
   cd_contactSetInit(&w->previous);
-  if (!w->dof || !w->x || !w->q || !w->v || !w->R || !w->Iinv || !w->force) goto fail;
+  if (!w->dof || !w->x || !w->q || !w->v || !w->R || !w->Iinv || !w->force || !w->round) goto fail;
   for (int i = 0; i < n; i++) {
     const cdBodyDef *b = &scene->body[i];
     w->dof[i] = b->fixed ? -1 : w->ndof;
+    if (b->inertia[0] == b->inertia[1] && b->inertia[1] == b->inertia[2])
+      w->round[i] = b->shape == CD_SPHERE ? CD_WORLD_ISOTROPIC | CD_WORLD_BALL : CD_WORLD_ISOTROPIC;
     if (!b->fixed) w->ndof += 6;
     memcpy(&w->x[3 * i], b->position, 3 * sizeof(double));
     memcpy(&w->q[4 * i], b->orientation, 4 * sizeof(double));
@@ -106,6 +109,7 @@ void cd_worldFree(cdWorld *w) {
   cd_free(w->R);
   cd_free(w->Iinv);
   cd_free(w->force);
+  cd_free(w->round);
   cd_free(w->impulse);
   cd_free(w->mu_table);
   cd_free(w);

@@ -26,6 +26,9 @@ typedef struct cdWorld {
   double *R;       /* (nbody x 9) rotation matrices of q, row-major */
   double *Iinv;    /* (nbody x 9) inverse world inertia, 1/(kg m^2); zero when fixed */
   double *force;   /* (nbody x 6) force (N) and torque (N m) accumulated by a force backend */
+  unsigned char *round; /* (nbody) CD_WORLD_ISOTROPIC: the principal moments are equal
+                           (I_world = I whatever R); CD_WORLD_BALL: also a sphere, whose R no
+                           narrow phase reads (the force models update it once a step) */
   cdContactSet contacts;  /* contacts of the current step, sorted by key */
   cdContactSet previous;  /* those of the step before (warm start, penalty state) */
   cdCollider *collider;
@@ -42,6 +45,8 @@ typedef struct cdWorld {
   long warn_nonconverged; /* steps whose solver did not meet its stopping rule */
   long warn_fallback;     /* solver fallbacks */
 } cdWorld;
+
+enum { CD_WORLD_ISOTROPIC = 1, CD_WORLD_BALL = 2 };
 
 /* makes the world in the scene's initial state; NULL when memory runs out or CHOLMOD fails */
 cdWorld *cd_worldMake(const cdScene *scene);

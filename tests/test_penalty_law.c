@@ -8,6 +8,7 @@
 #include "penalty_law.h"
 #include "scene.h"
 #include "test.h"
+#include "vec3.h"
 
 /* ---- a 1-D body above a surface: gap = z, gravity -g along the normal ---- */
 
@@ -389,24 +390,25 @@ CD_TEST(penaltyFrictionIsRegularisedCoulomb) {
   double ft[3];
   /* below v_reg: linear in the slip, -mu f_n v_t / v_reg */
   const double slow[3] = {0.5e-3, -0.2e-3, 0};
-  cd_penaltyFriction(0.5, 1e-3, 10, slow, ft);
+  cd_penaltyFriction(0.5, 1e-3, 10, slow, cd_v3norm(slow), ft);
   CHECK_NEAR(ft[0], -0.5 * 10 * 0.5, 1e-12);
   CHECK_NEAR(ft[1], 0.5 * 10 * 0.2, 1e-12);
   CHECK_NEAR(ft[2], 0, 0);
   /* above: mu f_n against the slip */
   const double fast[3] = {3, 4, 0};
-  cd_penaltyFriction(0.5, 1e-3, 10, fast, ft);
+  /* the coefficient c of f_t = -c v_t: mu f_n / |v_t| */
+  CHECK_NEAR(cd_penaltyFriction(0.5, 1e-3, 10, fast, cd_v3norm(fast), ft), 0.5 * 10 / 5, 1e-15);
   CHECK_NEAR(ft[0], -5 * 0.6, 1e-12);
   CHECK_NEAR(ft[1], -5 * 0.8, 1e-12);
   /* continuous at v_reg */
   const double at[3] = {1e-3, 0, 0};
-  cd_penaltyFriction(0.5, 1e-3, 10, at, ft);
+  cd_penaltyFriction(0.5, 1e-3, 10, at, cd_v3norm(at), ft);
   CHECK_NEAR(ft[0], -5, 1e-12);
   /* no friction from a tensile normal force, none without slip */
-  cd_penaltyFriction(0.5, 1e-3, -10, fast, ft);
+  cd_penaltyFriction(0.5, 1e-3, -10, fast, cd_v3norm(fast), ft);
   CHECK(ft[0] == 0 && ft[1] == 0);
   const double none[3] = {0, 0, 0};
-  cd_penaltyFriction(0.5, 1e-3, 10, none, ft);
+  cd_penaltyFriction(0.5, 1e-3, 10, none, cd_v3norm(none), ft);
   CHECK(ft[0] == 0 && ft[1] == 0);
 }
 
