@@ -1,4 +1,6 @@
-/* penalty_law.c: the normal and friction forces of seed 002 for one contact.
+/* penalty_law.c: the normal and friction forces of seed 002 for one contact (the evaluation
+ * itself is inline in penalty_law.h; here the impact models' pieces and the stiffness that
+ * sizes the substep).
  *
  * Problem. Given a contact's overlap delta = -g (m), its gap velocity v_n (m/s, < 0 when
  * closing), its tangential slip v_t (m/s) and the state carried from the last evaluation,
@@ -16,9 +18,6 @@
 #include "penalty_law.h"
 
 #include <math.h>
-
-/* x^n for x >= 0: the linear spring (n = 1, the default) without a pow() */
-static double powExponent(double x, double n) { return n == 1 ? x : pow(x, n); }
 
 double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity) {
   double e = m->restitution, k = m->stiffness;
@@ -47,7 +46,7 @@ double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_ov
   double n = m->stiffness_exponent, kc = m->stiffness, lp = m->plasticity_ratio;
   double fadh = m->pull_off_force, kadh = m->adhesion_coefficient, nadh = m->adhesion_exponent;
   /* k2 = k_c / (1 - lambda_P): the un/reloading stiffness */
-  double dn = powExponent(delta, n);
+  double dn = cd_penaltyPow(delta, n);
   if (lp == 0) {
     /* seed 002: lambda_P is "set to 0 in order to fully deactivate" the model (Exudyn adds
      * f_adh and k_adh only when it is not 0): the plain spring, neither adhesion acts */
@@ -79,86 +78,6 @@ double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_ov
    * both give the same force, is put here) */
   *branch = 3;
   return -fadh + adhesive;
-}
-
-double cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double slip, double ft[3]) {
-  double load = fn > 0 ? fn : 0;
-  /* f_t = -v_t mu_d f_n / v_reg if v_rel < v_reg, -v_t mu_d f_n / v_rel else (v_rel = slip) */
-  double scale = v_reg > slip ? v_reg : slip;
-  double c = scale > 0 ? mu * load / scale : 0;
-  for (int i = 0; i < 3; i++) ft[i] = -c * vt[i];
-  return c;
-}
-
-void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
-                            double state[4], cdPenaltyForce *out) {
-  double delta = -gap;
-  int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
-  if (fresh) state[CD_PENALTY_IMPACT] = state[CD_PENALTY_PLASTIC] = 0;
-  out->fc = out->fd = out->fn = out->cn = out->ct = 0;
-  out->ft[0] = out->ft[1] = out->ft[2] = 0;
-  out->branch = 0;
-  out->touching = delta > 0;
-  out->slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
-  state[CD_PENALTY_GAP] = gap;
-  state[CD_PENALTY_SLIP] = out->slip;
-  if (delta <= 0) {
-    /* separated: the plastic overlap is set back to 0 (seed, data[3]) */
-    state[CD_PENALTY_PLASTIC] = 0;
-    return;
-  }
-  if (!was_touching) {
-    /* first touch: delta_dot_- = max(delta_dot_-,min ; -v_delta,n), kept for the whole
-     * contact (choice: never below 0, a contact that opens while it closes has no impact) */
-    double vin = -vn > m->min_impact_velocity ? -vn : m->min_impact_velocity;
-    state[CD_PENALTY_IMPACT] = vin > 0 ? vin : 0;
-  }
-  out->cn = m->damping;
-  if (m->impact_model == 0) {
-    out->fc = cd_penaltyEdinburgh(m, delta, &state[CD_PENALTY_PLASTIC], &out->branch);
-  } else {
-    /* impact models 1 and 2: f_c = k_c delta^n_exp + lambda delta^n_exp v_delta,n
-     * (lambda <= 0: more force while closing, less while opening) */
-    double dn = powExponent(delta, m->stiffness_exponent);
-    double lambda = cd_penaltyHysteresis(m, state[CD_PENALTY_IMPACT]);
-    out->fc = m->stiffness * dn + lambda * dn * vn;
-    out->cn -= lambda * dn;
-  }
-  /* f_d = -d_c v_delta,n, in every model */
-  out->fd = -m->damping * vn;
-  out->fn = out->fc + out->fd;
-  out->ct = cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->slip, out->ft);
-}
-
-int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn, const double vt[3],
-                         cdPenaltyForce *f) {
-  int acted = 0;
-  if (!f->touching || !(h > 0)) return 0;
-  /* normal: the dissipative part -cn v_n alone would change v_n by -h w_n cn v_n; beyond
-   * h w_n cn = 1 it would reverse v_n, so cn is held there. Both its pieces (d_c and the
-   * hysteresis) shrink by the same factor; the elastic part is untouched. */
-  if (w_n > 0 && h * w_n * f->cn > 1) {
-    double cn = 1 / (h * w_n), s = cn / f->cn;
-    double hyst = -(f->cn - m->damping) * vn; /* lambda delta^n v_n, the hysteresis in fc */
-    f->fc += (s - 1) * hyst;
-    f->fd *= s;
-    f->fn = f->fc + f->fd;
-    f->cn = cn;
-    f->ct = cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->slip, f->ft);
-    acted |= CD_PENALTY_LIMIT_NORMAL;
-  }
-  /* friction: f_t = -c v_t, c = mu max(fn, 0) / max(v_reg, |v_t|) as cd_penaltyFriction
-   * has it, changes v_t by at most -h w_t c v_t (w_t the largest tangent inverse mass);
-   * beyond h w_t c = 1 it would reverse the slip, so c is held at 1 / (h w_t): the impulse
-   * that stops the slip within the substep. (The coefficient is compared, not |f_t|, which
-   * could overflow where c does not.) */
-  if (w_t > 0 && h * w_t * f->ct > 1) {
-    double c = 1 / (h * w_t);
-    f->ct = c;
-    for (int i = 0; i < 3; i++) f->ft[i] = -c * vt[i];
-    acted |= CD_PENALTY_LIMIT_FRICTION;
-  }
-  return acted;
 }
 
 double cd_penaltyStiffness(const cdMaterial *m, double w_n, double gravity, double overlap, double speed) {

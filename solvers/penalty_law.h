@@ -8,9 +8,17 @@
  * contact point. Every force returned acts on body b (a takes the opposite): the normal
  * force f_n = f_c + f_d along n (positive pushes b away from a), the friction force f_t
  * against v_t. Units: N, m, s; the stiffness k_c is in N/m^n_exp.
+ *
+ * The evaluation of one contact (cd_penaltyContactForce, cd_penaltyFriction,
+ * cd_penaltyLimitForce) is defined here, inline: the backend runs it for every contact of
+ * every substep, and the calls, returning the force through memory, cost about a tenth of
+ * the run on the 1000-sphere pile (S2 10). The rest, with the law's references and choices, is in penalty_law.c; the
+ * equations quoted below are the seed's as well.
  */
 #ifndef CD_PENALTY_LAW_H
 #define CD_PENALTY_LAW_H
+
+#include <math.h>
 
 #include "scene.h"
 
@@ -41,6 +49,9 @@ typedef struct cdPenaltyForce {
                      3 (adhesive); 0 for models 1, 2 and when not touching */
 } cdPenaltyForce;
 
+/* x^n for x >= 0: the linear spring (n = 1, the default) without a pow() */
+static inline double cd_penaltyPow(double x, double n) { return n == 1 ? x : pow(x, n); }
+
 /* the hysteresis factor lambda of impact models 1 and 2 for the impact velocity
  * delta_dot_- (m/s): N s/m^(n_exp+1), <= 0. 0 for model 0, for e_res >= 1 and when
  * delta_dot_- <= 0 (a contact that began without approach speed: the seed's lambda
@@ -57,15 +68,59 @@ double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_ov
 /* regularised Coulomb friction: ft = -c vt, c = mu max(fn, 0) / max(v_reg, |vt|), with slip
  * = |vt|; returns c. Only the compressive part of fn gives friction (a tensile fn would
  * otherwise drive the slip). */
-double cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double slip, double ft[3]);
+static inline double cd_penaltyFriction(double mu, double v_reg, double fn, const double vt[3], double slip, double ft[3]) {
+  double load = fn > 0 ? fn : 0;
+  /* f_t = -v_t mu_d f_n / v_reg if v_rel < v_reg, -v_t mu_d f_n / v_rel else (v_rel = slip) */
+  double scale = v_reg > slip ? v_reg : slip;
+  double c = scale > 0 ? mu * load / scale : 0;
+  for (int i = 0; i < 3; i++) ft[i] = -c * vt[i];
+  return c;
+}
 
 /* the whole law for one contact evaluation: from the gap, v_n, v_t and the state carried
  * from the last evaluation (fresh = 1 when there was none), the forces on b and the
  * updated state (state[4], in and out). The impact velocity is taken when the contact
  * closes (delta > 0 now, not before) as max(min_impact_velocity, -v_n, 0) and kept until
  * it opens; the plastic overlap is reset to 0 when the contact opens (gap >= 0). */
-void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
-                            double state[4], cdPenaltyForce *out);
+static inline void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
+                                          double state[4], cdPenaltyForce *out) {
+  double delta = -gap;
+  int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
+  if (fresh) state[CD_PENALTY_IMPACT] = state[CD_PENALTY_PLASTIC] = 0;
+  out->fc = out->fd = out->fn = out->cn = out->ct = 0;
+  out->ft[0] = out->ft[1] = out->ft[2] = 0;
+  out->branch = 0;
+  out->touching = delta > 0;
+  out->slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+  state[CD_PENALTY_GAP] = gap;
+  state[CD_PENALTY_SLIP] = out->slip;
+  if (delta <= 0) {
+    /* separated: the plastic overlap is set back to 0 (seed, data[3]) */
+    state[CD_PENALTY_PLASTIC] = 0;
+    return;
+  }
+  if (!was_touching) {
+    /* first touch: delta_dot_- = max(delta_dot_-,min ; -v_delta,n), kept for the whole
+     * contact (choice: never below 0, a contact that opens while it closes has no impact) */
+    double vin = -vn > m->min_impact_velocity ? -vn : m->min_impact_velocity;
+    state[CD_PENALTY_IMPACT] = vin > 0 ? vin : 0;
+  }
+  out->cn = m->damping;
+  if (m->impact_model == 0) {
+    out->fc = cd_penaltyEdinburgh(m, delta, &state[CD_PENALTY_PLASTIC], &out->branch);
+  } else {
+    /* impact models 1 and 2: f_c = k_c delta^n_exp + lambda delta^n_exp v_delta,n
+     * (lambda <= 0: more force while closing, less while opening) */
+    double dn = cd_penaltyPow(delta, m->stiffness_exponent);
+    double lambda = cd_penaltyHysteresis(m, state[CD_PENALTY_IMPACT]);
+    out->fc = m->stiffness * dn + lambda * dn * vn;
+    out->cn -= lambda * dn;
+  }
+  /* f_d = -d_c v_delta,n, in every model */
+  out->fd = -m->damping * vn;
+  out->fn = out->fc + out->fd;
+  out->ct = cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->slip, out->ft);
+}
 
 /* what cd_penaltyLimitForce changed (bit flags) */
 enum { CD_PENALTY_LIMIT_NORMAL = 1, CD_PENALTY_LIMIT_FRICTION = 2 };
@@ -80,8 +135,36 @@ enum { CD_PENALTY_LIMIT_NORMAL = 1, CD_PENALTY_LIMIT_FRICTION = 2 };
  * tangent plane, each body's multiplied by its number of touching contacts (mass
  * splitting; 1 and 1 for a lone contact). When neither cap is active f is unchanged: the
  * regularised law exactly. Returns the CD_PENALTY_LIMIT_ flags of the caps that acted. */
-int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn, const double vt[3],
-                         cdPenaltyForce *f);
+static inline int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn,
+                                       const double vt[3], cdPenaltyForce *f) {
+  int acted = 0;
+  if (!f->touching || !(h > 0)) return 0;
+  /* normal: the dissipative part -cn v_n alone would change v_n by -h w_n cn v_n; beyond
+   * h w_n cn = 1 it would reverse v_n, so cn is held there. Both its pieces (d_c and the
+   * hysteresis) shrink by the same factor; the elastic part is untouched. */
+  if (w_n > 0 && h * w_n * f->cn > 1) {
+    double cn = 1 / (h * w_n), s = cn / f->cn;
+    double hyst = -(f->cn - m->damping) * vn; /* lambda delta^n v_n, the hysteresis in fc */
+    f->fc += (s - 1) * hyst;
+    f->fd *= s;
+    f->fn = f->fc + f->fd;
+    f->cn = cn;
+    f->ct = cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->slip, f->ft);
+    acted |= CD_PENALTY_LIMIT_NORMAL;
+  }
+  /* friction: f_t = -c v_t, c = mu max(fn, 0) / max(v_reg, |v_t|) as cd_penaltyFriction
+   * has it, changes v_t by at most -h w_t c v_t (w_t the largest tangent inverse mass);
+   * beyond h w_t c = 1 it would reverse the slip, so c is held at 1 / (h w_t): the impulse
+   * that stops the slip within the substep. (The coefficient is compared, not |f_t|, which
+   * could overflow where c does not.) */
+  if (w_t > 0 && h * w_t * f->ct > 1) {
+    double c = 1 / (h * w_t);
+    f->ct = c;
+    for (int i = 0; i < 3; i++) f->ft[i] = -c * vt[i];
+    acted |= CD_PENALTY_LIMIT_FRICTION;
+  }
+  return acted;
+}
 
 /* the tangent normal stiffness (N/m) of the contact for the step-size estimate, taken at
  * the largest of: the present overlap, the static overlap under the weight of the pair's
