@@ -369,7 +369,7 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
     double vn = cd_v3dot(vrel, c->normal);
     cd_v3addScaled(vt, vrel, c->normal, -vn);
     cdPenaltyForce f;
-    cd_penaltyContactForce(m, c->gap, vn, vt, c->fresh, c->state, &f);
+    cd_penaltyNormalForce(m, c->gap, vn, vt, c->fresh, c->state, &f);
     if (!f.touching) continue;
     double wn = 0, wt = 0;
     for (int s = 0; s < 2; s++) {

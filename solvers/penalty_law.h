@@ -77,13 +77,10 @@ static inline double cd_penaltyFriction(double mu, double v_reg, double fn, cons
   return c;
 }
 
-/* the whole law for one contact evaluation: from the gap, v_n, v_t and the state carried
- * from the last evaluation (fresh = 1 when there was none), the forces on b and the
- * updated state (state[4], in and out). The impact velocity is taken when the contact
- * closes (delta > 0 now, not before) as max(min_impact_velocity, -v_n, 0) and kept until
- * it opens; the plastic overlap is reset to 0 when the contact opens (gap >= 0). */
-static inline void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
-                                          double state[4], cdPenaltyForce *out) {
+/* the normal part of cd_penaltyContactForce (below): every field but the friction's (ft
+ * and ct 0), and the updated state */
+static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
+                                         double state[4], cdPenaltyForce *out) {
   double delta = -gap;
   int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
   if (fresh) state[CD_PENALTY_IMPACT] = state[CD_PENALTY_PLASTIC] = 0;
@@ -119,45 +116,58 @@ static inline void cd_penaltyContactForce(const cdMaterial *m, double gap, doubl
   /* f_d = -d_c v_delta,n, in every model */
   out->fd = -m->damping * vn;
   out->fn = out->fc + out->fd;
-  out->ct = cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->slip, out->ft);
+}
+
+/* the whole law for one contact evaluation: from the gap, v_n, v_t and the state carried
+ * from the last evaluation (fresh = 1 when there was none), the forces on b and the
+ * updated state (state[4], in and out). The impact velocity is taken when the contact
+ * closes (delta > 0 now, not before) as max(min_impact_velocity, -v_n, 0) and kept until
+ * it opens; the plastic overlap is reset to 0 when the contact opens (gap >= 0). */
+static inline void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
+                                          double state[4], cdPenaltyForce *out) {
+  cd_penaltyNormalForce(m, gap, vn, vt, fresh, state, out);
+  if (out->touching)
+    out->ct = cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->slip, out->ft);
 }
 
 /* what cd_penaltyLimitForce changed (bit flags) */
 enum { CD_PENALTY_LIMIT_NORMAL = 1, CD_PENALTY_LIMIT_FRICTION = 2 };
 
-/* the forces of one contact evaluation (f, from cd_penaltyContactForce with the same v_n,
- * v_t) made safe for one semi-implicit Euler substep of h: each dissipative part is capped
+/* the forces of one contact evaluation (f, from cd_penaltyContactForce or
+ * cd_penaltyNormalForce with the same v_n, v_t) made safe for one semi-implicit Euler substep of h: each dissipative part is capped
  * at the impulse that brings its velocity to zero within the substep, so that it can only
  * reduce that velocity, never reverse it (penalty.c's opening comment derives it):
  *   normal:   cn' = min(cn, 1 / (h w_n)), fn' = fn + (cn - cn') v_n (the elastic part stays);
  *   friction: from fn' by the regularised law, then |f_t| <= |v_t| / (h w_t).
  * w_n, w_t (1/kg): the contact's inverse effective masses along n and (the largest) in the
  * tangent plane, each body's multiplied by its number of touching contacts (mass
- * splitting; 1 and 1 for a lone contact). When neither cap is active f is unchanged: the
- * regularised law exactly. Returns the CD_PENALTY_LIMIT_ flags of the caps that acted. */
+ * splitting; 1 and 1 for a lone contact). When neither cap is active f is the regularised
+ * law exactly (cd_penaltyContactForce's). The friction is computed here, after the normal
+ * cap (f's own is not read): the backend takes f from cd_penaltyNormalForce and computes it
+ * once. Returns the CD_PENALTY_LIMIT_ flags of the caps that acted. */
 static inline int cd_penaltyLimitForce(const cdMaterial *m, double h, double w_n, double w_t, double vn,
                                        const double vt[3], cdPenaltyForce *f) {
   int acted = 0;
-  if (!f->touching || !(h > 0)) return 0;
+  if (!f->touching) return 0;
   /* normal: the dissipative part -cn v_n alone would change v_n by -h w_n cn v_n; beyond
    * h w_n cn = 1 it would reverse v_n, so cn is held there. Both its pieces (d_c and the
    * hysteresis) shrink by the same factor; the elastic part is untouched. */
-  if (w_n > 0 && h * w_n * f->cn > 1) {
+  if (h > 0 && w_n > 0 && h * w_n * f->cn > 1) {
     double cn = 1 / (h * w_n), s = cn / f->cn;
     double hyst = -(f->cn - m->damping) * vn; /* lambda delta^n v_n, the hysteresis in fc */
     f->fc += (s - 1) * hyst;
     f->fd *= s;
     f->fn = f->fc + f->fd;
     f->cn = cn;
-    f->ct = cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->slip, f->ft);
     acted |= CD_PENALTY_LIMIT_NORMAL;
   }
+  f->ct = cd_penaltyFriction(m->friction, m->friction_regularization, f->fn, vt, f->slip, f->ft);
   /* friction: f_t = -c v_t, c = mu max(fn, 0) / max(v_reg, |v_t|) as cd_penaltyFriction
    * has it, changes v_t by at most -h w_t c v_t (w_t the largest tangent inverse mass);
    * beyond h w_t c = 1 it would reverse the slip, so c is held at 1 / (h w_t): the impulse
    * that stops the slip within the substep. (The coefficient is compared, not |f_t|, which
    * could overflow where c does not.) */
-  if (w_t > 0 && h * w_t * f->ct > 1) {
+  if (h > 0 && w_t > 0 && h * w_t * f->ct > 1) {
     double c = 1 / (h * w_t);
     f->ct = c;
     for (int i = 0; i < 3; i++) f->ft[i] = -c * vt[i];
