@@ -413,7 +413,7 @@ static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorl
  * it: the frame is a function of the normal) and the impulse summed so far is carried into
  * the new frame. (A normal equal to r's under != can differ at most in the signs of zeros,
  * and so then can the frames: r keeps its own.) */
-static void updateContact(cdContact *r, const double n[3], const double p[3], double gap) {
+static inline void updateContact(cdContact *r, const double n[3], const double p[3], double gap) {
   if (r->normal[0] != n[0] || r->normal[1] != n[1] || r->normal[2] != n[2]) {
     double J[3], t1[3], t2[3];
     cd_tangentFrame(n, t1, t2);
