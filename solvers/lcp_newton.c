@@ -7,8 +7,8 @@
  * contact's complementarity rows into r_i linear equations C_i c_i = 0 in r_i unknowns p_i
  * with lambda_i = B_i p_i (frame (n, t1, t2); d_k the friction directions):
  *   separated  r = 0  lambda = 0; beta = max(0, max_l -d_l . c_T)
- *   sticking   r = 3  C = B = I: c = 0; alpha = lambda_T split over the two directions of
- *                     its sector (cd_lcpAlphaFromTangent), beta = 0
+ *   sticking   r = 3  C = B^T = Q (a turn about n, below): c = 0; alpha = lambda_T split
+ *                     over the two directions of its sector (cd_lcpAlphaFromTangent), beta = 0
  *   vertex k   r = 1  C = n^T, B = n + mu d_k: c_n = 0, alpha_k = mu lambda_n,
  *                     beta = -d_k . c_T (the contact slides against d_k)
  *   edge k,k+1 r = 2  C = [n^T; (d_k - d_k+1)^T], B = [n + mu (d_k + d_k+1)/2, d_k - d_k+1]:
@@ -20,10 +20,24 @@
  * solved in units where impulses are velocities: rows and columns of contact i scaled by
  * sqrt(meff_i), so that K's normal diagonal is 1 whatever the masses (the residual's units,
  * problem.h). K is symmetric positive semidefinite when every active contact sticks (or has
- * mu = 0): CHOLMOD (LL^T, AMD ordering); sliding makes it unsymmetric: KLU (sparse LU with
- * partial pivoting, AMD ordering; no BLAS and no large workspace, which made UMFPACK's page
- * faults and BLAS threads most of a step on the cube pyramid). The symbolic analysis is kept
- * while the pattern holds (a resting stack: one numeric factorization a step).
+ * mu = 0): CHOLMOD, handed the upper triangle already in a fill-reducing order (AMD on the
+ * active contacts' graph, each contact's unknowns together) and analysed in that order,
+ * simplicial, so that no factorization transposes it (cd_cholmodPermuteUpper, shared with
+ * ccp_hessian.c); sliding makes it unsymmetric: KLU (sparse LU with partial pivoting, AMD
+ * ordering; no BLAS and no large workspace, which made UMFPACK's page faults and BLAS threads
+ * most of a step on the cube pyramid). K is assembled only to be analysed or factored; its
+ * products (refinement) go through G: K x = S C G B S x, one block product.
+ * Factorizations kept. The symbolic analysis is kept while the pattern holds (the same
+ * unknowns a contact and the same block pattern of G), and with it the last numeric
+ * factorization, of an earlier K: refinement on the current K starts with that one and goes
+ * on with it while each solve takes REUSE_RATE off the residual of the mode equations until
+ * they hold to REFINE_SHARE of the tolerance; otherwise K is factored anew. A resting stack's
+ * K moves by roundoff from step to step, so its first factorization solves every later step
+ * (the 20-cube stack: one factorization in 200 steps). That holds because a sticking
+ * contact's unknowns are in its own frame turned about n by a quarter turn Q (stickFrame: the
+ * tangent of t1, t2, -t1, -t2 most along a fixed world direction): cd_tangentFrame's t1 of a
+ * near-axis normal turns by a quarter between steps on roundoff ties, which changed the
+ * stack's K by 0.75 in its largest entries; in the turned frame, by 1e-14.
  * Which solution. Redundant contacts (four corners of a face, a stack) make K singular: the
  * impulses are not unique there, the velocities are. The factorization is of K + eps I
  * (eps = REG, dimensionless) and iterative refinement on K itself (until the mode equations
