@@ -40,6 +40,9 @@ typedef struct cdCcpHessian {
   int pinv_cap, pos_cap, scr_cap, perm_cap;
   cholmod_factor *L;  /* the analysis of Ap in its own order (and its numeric factor) */
   cholmod_dense *B, *X, *Y, *E; /* solve workspace */
+  double *cgP;        /* cd_ccpHessianCg's workspace: (nbody x 36) the block Jacobi factors, then
+                         four vectors (6 nbody each) */
+  size_t cg_cap;
   double flops;       /* CHOLMOD's flop count of one numeric factorization of the pattern */
   long analyses;      /* symbolic analyses done (over the object's life) */
 } cdCcpHessian;
@@ -53,6 +56,13 @@ int cd_ccpHessianPrepare(cdCcpHessian *h, const cdContactProblem *p);
 int cd_ccpHessianFactor(cdCcpHessian *h, const cdContactProblem *p, const double *D, const unsigned char *skip);
 /* x = H^-1 b (6 nbody each); x may alias b. CD_OK or CD_ERR_NOMEM. */
 int cd_ccpHessianSolve(cdCcpHessian *h, const double *b, double *x);
+/* x = H^-1 b approximately (ccp_hessian_cg.c): preconditioned conjugate gradients from x = 0,
+ * H applied matrix-free with D (9 ncon) and skip as above; stops at a preconditioned residual
+ * eta times b's, or after maxit products with H, counted in *products. Needs no
+ * cd_ccpHessianPrepare pattern, only the mass blocks (cd_ccpHessianMass). CD_OK, CD_ERR_NOMEM,
+ * CD_ERR_NUMERIC. */
+int cd_ccpHessianCg(cdCcpHessian *h, const cdContactProblem *p, const double *D, const unsigned char *skip,
+                    const double *b, double *x, double eta, int maxit, int *products);
 /* out = M x per body (6 nbody) */
 void cd_ccpHessianMassMul(const cdCcpHessian *h, const double *x, double *out);
 void cd_ccpHessianFree(cdCcpHessian *h);
