@@ -120,9 +120,7 @@ int cd_ccpHessianCg(cdCcpHessian *h, const cdContactProblem *p, const double *D,
   size_t n = 6 * (size_t)nbody, need = 36 * (size_t)nbody + 4 * n;
   *products = 0;
   if (need > h->cg_cap || !h->cgP) {
-    double *w = cd_realloc(h->cgP, (need > 0 ? need : 1) * sizeof(double));
-    if (!w) return CD_ERR_NOMEM;
-    h->cgP = w;
+    if (cd_grow(&h->cgP, need, sizeof(double))) return CD_ERR_NOMEM;
     h->cg_cap = need;
   }
   int st = blockJacobi(h, p, D, skip);

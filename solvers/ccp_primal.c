@@ -117,7 +117,7 @@
 #define PRIMAL_LS_MAXIT 40    /* line-search trials */
 #define PRIMAL_CG_FLOPS 1e4  /* CHOLMOD's flops a contact above which the Newton steps use CG */
 #define PRIMAL_CG_ETA 0.1    /* the largest forcing term of a conjugate-gradient Newton step */
-#define PRIMAL_CG_MAXIT 100  /* its products with H */
+#define PRIMAL_CG_MAXIT 400  /* its products with H */
 #define PRIMAL_GMRES_M 30  /* GMRES restart length (contact space, G not symmetric) */
 
 struct cdCcpPrimalWork {
