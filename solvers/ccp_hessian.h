@@ -5,7 +5,8 @@
  * 6x6 body blocks: block (k, l) is nonzero exactly when a contact joins bodies k and l, so its
  * pattern depends only on the contact graph, not on D. CHOLMOD factors it (simplicial:
  * ccp_hessian.c says why); the symbolic analysis is kept and reused by the next steps while
- * their contacts join only body pairs the analysed pattern holds.
+ * their contacts join only body pairs the analysed pattern holds. Where the factor would fill in,
+ * ccp_hessian_cg.c solves with H by conjugate gradients instead, never assembling it.
  */
 #ifndef CD_CCP_HESSIAN_H
 #define CD_CCP_HESSIAN_H
@@ -58,9 +59,8 @@ int cd_ccpHessianFactor(cdCcpHessian *h, const cdContactProblem *p, const double
 int cd_ccpHessianSolve(cdCcpHessian *h, const double *b, double *x);
 /* x = H^-1 b approximately (ccp_hessian_cg.c): preconditioned conjugate gradients from x = 0,
  * H applied matrix-free with D (9 ncon) and skip as above; stops at a preconditioned residual
- * eta times b's, or after maxit products with H, counted in *products. Needs no
- * cd_ccpHessianPrepare pattern, only the mass blocks (cd_ccpHessianMass). CD_OK, CD_ERR_NOMEM,
- * CD_ERR_NUMERIC. */
+ * eta times b's, or after maxit products with H, counted in *products. Uses the mass blocks
+ * of cd_ccpHessianPrepare, not its pattern or factor. CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC. */
 int cd_ccpHessianCg(cdCcpHessian *h, const cdContactProblem *p, const double *D, const unsigned char *skip,
                     const double *b, double *x, double eta, int maxit, int *products);
 /* out = M x per body (6 nbody) */

@@ -86,11 +86,18 @@
  * forcing term is eta = min(PRIMAL_CG_ETA, sqrt(r)), r the last candidate's residual: loose while
  * the multipliers are far off, tight (1e-4 at the 1e-8 tolerance) near the answer. Any CG iterate
  * is a descent direction of L, so the line search and the multiplier updates are unchanged, and so
- * is the answer's tolerance; only the path differs. Measured (wall, one run each, 200 steps
- * simulated under --solver primal): the 64-sphere pile 1.5 s factored against 4.4 s by CG, 216
- * spheres 34 s against 36 s; the first 60 steps of the 1000-sphere pile 7.3 s a step factored
- * against TBD by CG. A looser eta (0.5) took 1.7-2x the Newton steps of the exact solve, and 25 of
- * 100 pile steps hit the Newton limit; 0.1 took 1.3x; tighter costs more CG products than it saves.
+ * is the answer's tolerance; only the path differs. Measured (CPU s, one run each, --solver
+ * primal, CG forced against factored): the 64-sphere pile, 200 steps, 1.29 against 0.71 (its
+ * factorization 800 flops a contact on average, 2500 at most); 216 spheres, 200 steps, 10.5
+ * against 11.3 (3100, 9100); the first 40 steps of the 1000-sphere pile 15.7 against 42.3 (68
+ * Newton steps and 3144 products with H a step, against 49 Newton steps factored). The forcing
+ * term: with eta up to 0.5 and at most 100 products a Newton step, 8 of that pile's first 60
+ * steps stopped at the 200 Newton-step limit; with 0.1 and 400 none did; eta <= 0.01 took 53
+ * Newton steps a step instead of 68 but 25.1 s instead of 15.7. On the piles apgd is still far
+ * cheaper (the 40 steps: 0.84 s at its 1e-6, primal by CG 9.9 s at 1e-6): the primal takes
+ * 50-100 Newton steps a pile step, as contacts switch between sticking and sliding a few at a
+ * time along each line search, whatever solves the Newton systems; so the default (ccp.c) keeps
+ * apgd where the factorization would fill in.
  *
  * Stats: iterations = Newton steps (each one solve of H, one product w = J dv or G dx, and the
  * line search); factorizations = CHOLMOD's numeric factorizations (none on the CG path);
