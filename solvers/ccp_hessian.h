@@ -59,8 +59,9 @@ int cd_ccpHessianFactor(cdCcpHessian *h, const cdContactProblem *p, const double
 int cd_ccpHessianSolve(cdCcpHessian *h, const double *b, double *x);
 /* x = H^-1 b approximately (ccp_hessian_cg.c): preconditioned conjugate gradients from x = 0,
  * H applied matrix-free with D (9 ncon) and skip as above; stops at a preconditioned residual
- * eta times b's, or after maxit products with H, counted in *products. Uses the mass blocks
- * of cd_ccpHessianPrepare, not its pattern or factor. CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC. */
+ * eta times b's, or after maxit products with H, counted in *products; x may alias b. Uses
+ * the mass blocks of cd_ccpHessianPrepare, not its pattern or factor. CD_OK, CD_ERR_NOMEM,
+ * CD_ERR_NUMERIC. */
 int cd_ccpHessianCg(cdCcpHessian *h, const cdContactProblem *p, const double *D, const unsigned char *skip,
                     const double *b, double *x, double eta, int maxit, int *products);
 /* out = M x per body (6 nbody) */

@@ -126,8 +126,8 @@ int cd_ccpHessianCg(cdCcpHessian *h, const cdContactProblem *p, const double *D,
   int st = blockJacobi(h, p, D, skip);
   if (st) return st;
   double *r = h->cgP + 36 * (size_t)nbody, *z = r + n, *d = z + n, *q = d + n;
+  memcpy(r, b, n * sizeof(double)); /* before x, which may alias b */
   memset(x, 0, n * sizeof(double));
-  memcpy(r, b, n * sizeof(double));
   double rz = precondition(h, nbody, r, z), target = eta * eta * rz;
   if (!(rz > 0.0)) return isfinite(rz) ? CD_OK : CD_ERR_NUMERIC;
   memcpy(d, z, n * sizeof(double));
