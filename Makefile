@@ -23,7 +23,7 @@ WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-pro
         -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror
 CPPFLAGS_ALL = -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) $(FCLIB_CFLAGS) \
                -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
-LIBS = -lklu -lcholmod -lsuitesparseconfig $(FCLIB_LIBS) $(HDF5_LIBS) $(CJSON_LIBS) -lm
+LIBS = -lklu -lcholmod -lsuitesparseconfig $(FCLIB_LIBS) $(HDF5_LIBS) $(CJSON_LIBS) -lz -lm
 
 BUILD ?= build
 ifeq ($(BUILD),build-debug)
@@ -54,7 +54,7 @@ asan:
 
 # the dependencies come from Debian; install them when missing (as root), or say how
 depcheck:
-	@if [ ! -f /usr/include/cjson/cJSON.h ] || [ ! -f /usr/include/suitesparse/cholmod.h ] || \
+	@if [ ! -f /usr/include/cjson/cJSON.h ] || [ ! -f /usr/include/suitesparse/cholmod.h ] || [ ! -f /usr/include/zlib.h ] || \
 	    ! pkg-config --exists hdf5 || ! pkg-config --exists fclib; then \
 	  if [ "$$(id -u)" = 0 ]; then scripts/install-deps; else \
 	    echo "missing build dependencies: run 'sudo scripts/install-deps'" >&2; exit 2; fi; \

@@ -72,22 +72,18 @@
  *                                  lift_max (m), kinetic_energy_final (J) (f64)
  *   Frame 0 solver entries are 0, 0, 1, 0 (and whenever the caller passes no stats).
  *
- * Storage. Every per-frame and per-contact dataset is chunked, shuffled and deflated at
- * level 4 when the deflate filter is available (any reader opens it, no plugin), and has
- * an unlimited first dimension. A per-frame chunk holds 32 frames, or the largest power of
- * two of frames within 1 MiB (a frame beyond it is split along the bodies), so that a
- * batch of 32 frames writes whole chunks; a contact chunk holds 4096 rows (the last,
- * partly filled, is written again with the next batch). Measured on the 1000-sphere pile
- * under ccp (S2 10: 2,050 contacts, 464 kB of rows a frame, 401 frames): zlib is 85% of
- * the writing, and level 1 takes 20% fewer instructions than level 4, but the files
- * were: level 4 with 64-frame and 4096-row chunks (before) 105.4 MB; level 1, 2, 3, 4
- * with 32-frame chunks 107.0, 106.6, 106.0, 105.4 MB; level 4 with 16384-row contact
- * chunks 104.9 MB. The contact chunk's size weighs on small scenes, whose 32-frame batch
- * fills only part of a chunk and deflates the whole chunk again each batch: the CPU time
- * of a run recording every frame (ccp, one run) with 16384, 4096, 2048, 1024 rows a chunk
- * was 0.15, 0.09, 0.08, 0.09 s on S3 20 (80 contacts) and 0.49, 0.42, 0.34, 0.33 s on S4 10
- * (400 contacts), and the S2 10 file 104.2, 105.4, 107.1 MB (1024: larger still); 4096
- * keeps S2 10's file within the 107 MB it had before the writer thread.
+ * Storage. Every per-frame and per-contact dataset is chunked, with the shuffle and deflate
+ * filters when HDF5 has deflate (any reader opens it, no plugin), and has an unlimited
+ * first dimension. A per-frame chunk holds 32 frames, or the largest power of two of
+ * frames within 1 MiB (a frame beyond it is split along the bodies), so that a batch of 32
+ * frames writes whole chunks; a contact chunk holds 4096 rows. The writer builds each
+ * chunk itself (col_flush: gather, shuffle, io/deflate.c) and hands HDF5 the stored bytes
+ * (H5Dwrite_chunk); the file's last, partly filled chunk of a column is kept in memory
+ * (its tail) and written again, whole, with the next batch. zlib level 4 through HDF5's
+ * filter was 85% of the writing, 10-14 ms for a frame of the 1000-sphere pile (S2 10,
+ * 2,050 contacts, 570 kB of rows); the encoder of io/deflate.c writes the same frames
+ * 3-4x faster into files 0.2% larger (S2 10, 200 frames at 20 iterations: 57.31 against
+ * 57.22 MB).
  * The writer runs beside the steps, so its cost is the second core's.
  * Objects carry no modification times, so the same frames give the same dataset bytes.
  *
@@ -140,6 +136,7 @@
 #include <hdf5.h>
 
 #include "alloc.h"
+#include "deflate.h"
 #include "xdmf.h"
 
 #ifndef CDSIM_VERSION
@@ -150,7 +147,8 @@ enum {
   CD_REC_BATCH = 32,             /* frames per batch (a multiple of the frames of a chunk) */
   CD_REC_CONTACT_CHUNK = 4096,  /* contact rows per chunk */
   CD_REC_CHUNK_BYTES = 1 << 20,  /* largest per-frame chunk, bytes */
-  CD_REC_DEFLATE = 4
+  CD_REC_DEFLATE = 1               /* the level the file records: readers ignore it, and
+                                      * io/deflate.c's encoder has none (its header says fastest) */
 };
 #define CD_REC_BATCH_BYTES (64.0 * 1024 * 1024) /* a batch is handed over sooner past this */
 #define CD_REC_FLUSH_SECONDS 5.0
@@ -208,6 +206,11 @@ typedef struct cdColumn {
   size_t nbuf[2], cap[2]; /* rows buffered, rows allocated */
   hsize_t nfile;       /* rows in the file (the last complete batch); the writer's */
   hsize_t chunk_rows;  /* rows of a chunk */
+  hsize_t chunk_cols;  /* extent of a chunk along the second dimension (inner[0] unless a
+                        * frame is split along the bodies) */
+  unsigned char *tail; /* (chunk_rows x width x esize) rows nfile - nfile % chunk_rows ..
+                        * nfile - 1: the file's last, partly filled chunk, written again
+                        * with the next batch; the writer's */
 } cdColumn;
 
 enum { GRP_BODIES, GRP_TRAJECTORY, GRP_CONTACTS, GRP_SOLVER, GRP_ENERGY, GRP_GEOMETRY, GRP_COUNT };
@@ -226,7 +229,9 @@ struct cdRecorder {
   int nbatch;            /* frames buffered in buf[fill] */
   double batch_bytes;    /* bytes buffered in buf[fill] */
   int64_t ncontact;      /* contacts accepted */
-  int deflate;           /* the deflate filter can encode */
+  int deflate;           /* chunks are shuffled and deflated (HDF5 has the deflate filter) */
+  unsigned char *chunk[3]; /* the writer's chunk: gathered, shuffled, compressed */
+  size_t chunk_cap[3];
   struct timespec last_batch;
   /* the writer thread; everything below the mutex is shared with it */
   int fill;              /* the buffer side the main thread fills */
@@ -429,9 +434,17 @@ static int col_create(cdRecorder *r, cdColumn *c, int per_contact, hsize_t nrows
     c->dset = H5Dcreate2(r->file, c->path, c->ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     if (c->dset < 0) rc = h5fail(r, c->path);
   }
-  c->active = !rc;
   c->nfile = nrows;
   c->chunk_rows = chunk[0];
+  c->chunk_cols = c->rank > 1 ? chunk[1] : 1;
+  size_t tail_bytes = (size_t)c->chunk_rows * rowbytes;
+  if (!rc && !(c->tail = cd_malloc(tail_bytes ? tail_bytes : 1))) {
+    snprintf(r->why, sizeof r->why, "out of memory");
+    rc = -1;
+  }
+  /* rows already present read as the fill value, and are written so when their chunk is */
+  for (size_t k = 0; !rc && fill && k < tail_bytes / sizeof(double); k++) ((double *)c->tail)[k] = *fill;
+  c->active = !rc;
   if (dcpl >= 0) H5Pclose(dcpl);
   if (space >= 0) H5Sclose(space);
   return rc;
@@ -466,24 +479,84 @@ static void *col_rows(cdRecorder *r, cdColumn *c, size_t n) {
   return p;
 }
 
-/* writes the rows of buffer side (the writer's call) */
+/* room for n bytes in the writer's chunk buffer k */
+static unsigned char *chunk_buffer(cdRecorder *r, int k, size_t n) {
+  if (n > r->chunk_cap[k]) {
+    unsigned char *p = cd_realloc(r->chunk[k], n);
+    if (!p) return NULL;
+    r->chunk[k] = p;
+    r->chunk_cap[k] = n;
+  }
+  return r->chunk[k];
+}
+
+/* HDF5's shuffle filter: the k-th bytes of the n elements of size es one after the other */
+static void shuffle(const unsigned char *in, size_t n, size_t es, unsigned char *out) {
+  for (size_t k = 0; k < es; k++)
+    for (size_t i = 0; i < n; i++) out[k * n + i] = in[i * es + k];
+}
+
+/* writes the rows of buffer side (the writer's call) chunk by chunk, from the start of
+ * the file's last, partly filled chunk (its rows are in c->tail): each chunk is gathered,
+ * shuffled and deflated here (io/deflate.c) and handed to HDF5 as it is stored
+ * (H5Dwrite_chunk), so that HDF5's own deflate never runs; the file records the
+ * ordinary shuffle and deflate filters, which every reader has. */
 static int col_flush(cdRecorder *r, cdColumn *c, int side) {
   size_t n = c->nbuf[side];
   if (!c->active || n == 0) return 0;
-  hsize_t start[3] = {c->nfile, 0, 0};
-  hsize_t count[3] = {(hsize_t)n, c->inner[0], c->inner[1]};
   hsize_t dims[3] = {c->nfile + n, c->inner[0], c->inner[1]};
   if (H5Dset_extent(c->dset, dims) < 0) return h5fail(r, c->path);
   if (c->width == 0) return 0; /* no bodies: rows without elements */
-  hid_t fspace = H5Dget_space(c->dset);
-  hid_t mspace = H5Screate_simple(c->rank, count, NULL);
-  int rc = 0;
-  if (fspace < 0 || mspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
-      H5Dwrite(c->dset, c->mtype, mspace, fspace, H5P_DEFAULT, c->buf[side]) < 0)
-    rc = h5fail(r, c->path);
-  if (mspace >= 0) H5Sclose(mspace);
-  if (fspace >= 0) H5Sclose(fspace);
-  return rc;
+  size_t es = c->esize, rowbytes = c->width * es, t = (size_t)(c->nfile % c->chunk_rows);
+  size_t cols = (size_t)c->inner[0], cc = (size_t)c->chunk_cols, per_col = (size_t)c->inner[1] * es;
+  size_t chunk_elems = (size_t)c->chunk_rows * cc * (size_t)c->inner[1];
+  size_t chunk_bytes = chunk_elems * es;
+  unsigned char *raw = chunk_buffer(r, 0, chunk_bytes), *shuf = chunk_buffer(r, 1, chunk_bytes);
+  unsigned char *z = chunk_buffer(r, 2, cd_deflateBound(chunk_bytes));
+  if (!raw || !shuf || !z) {
+    snprintf(r->why, sizeof r->why, "out of memory");
+    return -1;
+  }
+  hsize_t first = c->nfile - t; /* the file row where the first chunk written starts */
+  size_t total = t + n;
+  for (size_t row0 = 0; row0 < total; row0 += (size_t)c->chunk_rows) {
+    size_t rows = total - row0 < c->chunk_rows ? total - row0 : (size_t)c->chunk_rows;
+    for (size_t col0 = 0; col0 < cols; col0 += cc) {
+      size_t ncol = cols - col0 < cc ? cols - col0 : cc;
+      memset(raw, 0, chunk_bytes); /* past the extent: never read */
+      for (size_t k = 0; k < rows; k++) {
+        size_t row = row0 + k;
+        const unsigned char *src = row < t ? c->tail + row * rowbytes : c->buf[side] + (row - t) * rowbytes;
+        memcpy(raw + k * cc * per_col, src + col0 * per_col, ncol * per_col);
+      }
+      const unsigned char *data = raw;
+      size_t size = chunk_bytes;
+      if (r->deflate) {
+        shuffle(raw, chunk_elems, es, shuf);
+        size = cd_deflate(shuf, chunk_bytes, z, cd_deflateBound(chunk_bytes));
+        if (size == 0) {
+          snprintf(r->why, sizeof r->why, "out of memory");
+          return -1;
+        }
+        data = z;
+      }
+      hsize_t offset[3] = {first + row0, col0, 0};
+      if (H5Dwrite_chunk(c->dset, H5P_DEFAULT, 0, offset, size, data) < 0) return h5fail(r, c->path);
+    }
+  }
+  return 0;
+}
+
+/* after buffer side is in the file: the rows of the file's new last, partly filled chunk
+ * (called before nfile counts them) */
+static void col_tail(cdColumn *c, int side) {
+  size_t n = c->nbuf[side], rb = c->width * c->esize;
+  size_t t_old = (size_t)(c->nfile % c->chunk_rows), t_new = (size_t)((c->nfile + n) % c->chunk_rows);
+  if (t_new == 0 || rb == 0) return;
+  if (n >= t_new)
+    memcpy(c->tail, c->buf[side] + (n - t_new) * rb, t_new * rb);
+  else /* the batch went into the same chunk: t_new = t_old + n */
+    memcpy(c->tail + t_old * rb, c->buf[side], n * rb);
 }
 
 /* makes sure the file can grow by what writing buffer side may take (its rows, the
@@ -535,6 +608,7 @@ static int batch_write(cdRecorder *r, int side) {
       hsize_t dims[3] = {c->nfile, c->inner[0], c->inner[1]};
       H5Dset_extent(c->dset, dims);
     } else if (!rc) {
+      if (c->active) col_tail(c, side);
       c->nfile += c->nbuf[side];
     }
     c->nbuf[side] = 0;
@@ -630,6 +704,8 @@ static int writer_start(cdRecorder *r) {
 /* ---- open and close -------------------------------------------------------------- */
 
 static void col_free(cdColumn *c) {
+  cd_free(c->tail);
+  c->tail = NULL;
   if (c->dset >= 0) H5Dclose(c->dset);
   c->dset = H5I_INVALID_HID;
   c->active = 0;
@@ -647,12 +723,14 @@ static int recorder_free(cdRecorder *r) {
   pthread_cond_destroy(&r->cv);
   pthread_mutex_destroy(&r->mu);
   cd_free(r->box_body);
+  for (int k = 0; k < 3; k++) cd_free(r->chunk[k]);
   for (int i = 0; i < COL_COUNT; i++) col_free(&r->col[i]);
   for (int g = 0; g < GRP_COUNT; g++)
     if (r->group[g] >= 0) H5Gclose(r->group[g]);
   if (r->str_type >= 0) H5Tclose(r->str_type);
   if (r->file >= 0 && H5Fclose(r->file) < 0) rc = -1;
   cd_free(r);
+  cd_deflateRelease();
   return rc;
 }
 
@@ -691,13 +769,6 @@ static void columns_define(cdRecorder *r) {
   col_define(&c[COL_PENALTY_STATE], "/contacts/penalty_state", d, f64, 2, 4, 0);
   /* the width of alpha is set when it is first seen */
   col_define(&c[COL_ALPHA], "/contacts/alpha", d, f64, 2, 1, 0);
-}
-
-static int deflate_available(void) {
-  unsigned config = 0;
-  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) return 0;
-  if (H5Zget_filter_info(H5Z_FILTER_DEFLATE, &config) < 0) return 0;
-  return (config & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
 }
 
 /* everything of the file after its creation: attributes, groups, bodies, columns */
@@ -765,7 +836,7 @@ cdRecorder *cd_recorderOpen(const char *path, const cdScene *scene, const cdRunI
   pthread_cond_init(&r->cv, NULL);
   r->nbody = scene->nbody;
   snprintf(r->path, sizeof r->path, "%s", path);
-  r->deflate = deflate_available();
+  r->deflate = H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0;
   for (int i = 0; i < scene->nbody; i++) r->nbox += scene->body[i].shape != CD_SPHERE;
   r->box_body = cd_calloc(r->nbox ? (size_t)r->nbox : 1, sizeof *r->box_body);
   if (!r->box_body) {
@@ -844,6 +915,12 @@ int cd_recorderClose(cdRecorder *r, const char *status, const char *solver) {
   if (rc && room_check(r, -1)) {
     recorder_free(r);
     return -1;
+  }
+  /* a last batch that failed with room left (memory ran out): the file says so */
+  char failed[300];
+  if (rc) {
+    snprintf(failed, sizeof failed, "I/O error: the last frames were not written (%s)", r->why);
+    status = failed;
   }
   if (attr_rewrite(r, "status", status ? status : "")) rc = -1;
   if (solver && attr_rewrite(r, "solver", solver)) rc = -1;

@@ -88,26 +88,20 @@ static int cholmodStatus(const cholmod_common *cc) {
   return cc->status == CHOLMOD_OUT_OF_MEMORY ? CD_ERR_NOMEM : CD_ERR_NUMERIC;
 }
 
-/* h->Ap = the upper triangle of P A P^T (stype 1, columns sorted) for the permutation perm
- * (new index k holds old index perm[k]), and h->pos: where each entry of the staging matrix
- * h->A lands in it */
-static int permuteUpper(cdCcpHessian *h, const int *perm) {
-  const cholmod_sparse *A = h->A;
+int cd_cholmodPermuteUpper(const cholmod_sparse *A, const int *perm, int *pinv, int *pos, int *scr,
+                           cholmod_sparse **Ap, cholmod_common *cc) {
   int n = (int)A->ncol, nnz = ((const int *)A->p)[n];
-  const int *Ap = A->p, *Ai = A->i;
-  if (growInt(&h->pinv, &h->pinv_cap, n) || growInt(&h->pos, &h->pos_cap, nnz > 0 ? nnz : 1) ||
-      growInt(&h->scr, &h->scr_cap, 3 * nnz + n + 1 > 0 ? 3 * nnz + n + 1 : 1))
-    return CD_ERR_NOMEM;
-  for (int k = 0; k < n; k++) h->pinv[perm[k]] = k;
-  cholmod_free_sparse(&h->Ap, h->cc);
-  h->Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, h->cc);
-  if (!h->Ap) return cholmodStatus(h->cc);
-  int *Bp = h->Ap->p, *Bi = h->Ap->i;
+  const int *Aq = A->p, *Ai = A->i;
+  for (int k = 0; k < n; k++) pinv[perm[k]] = k;
+  cholmod_free_sparse(Ap, cc);
+  *Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, cc);
+  if (!*Ap) return cholmodStatus(cc);
+  int *Bp = (*Ap)->p, *Bi = (*Ap)->i;
   /* each entry's new (row <= column), then a counting sort by row and a stable one by column */
-  int *er = h->scr, *ec = er + nnz, *order = ec + nnz, *cnt = order + nnz;
+  int *er = scr, *ec = er + nnz, *order = ec + nnz, *cnt = order + nnz;
   for (int j = 0; j < n; j++)
-    for (int k = Ap[j]; k < Ap[j + 1]; k++) {
-      int a = h->pinv[Ai[k]], b = h->pinv[j];
+    for (int k = Aq[j]; k < Aq[j + 1]; k++) {
+      int a = pinv[Ai[k]], b = pinv[j];
       er[k] = a < b ? a : b;
       ec[k] = a < b ? b : a;
     }
@@ -122,9 +116,38 @@ static int permuteUpper(cdCcpHessian *h, const int *perm) {
   for (int q = 0; q < nnz; q++) { /* stable by column: rows ascend within each */
     int k = order[q], at = cnt[ec[k]]++;
     Bi[at] = er[k];
-    h->pos[k] = at;
+    pos[k] = at;
   }
   return CD_OK;
+}
+
+cholmod_factor *cd_cholmodAnalyseAsIs(cholmod_sparse *Ap, cholmod_common *cc) {
+  /* the simplicial factorization (cholmod_rowfac) reads the upper triangle's columns as L's
+   * rows, so cholmod_factorize factors a matrix analysed in its own order as it is, without
+   * the permuted transposes it makes of a lower or unordered matrix on every call (measured,
+   * 20-cube stack: 31k of a factorization's 184k instructions under ccp; 260k of 1050k under
+   * lcp; on a 64-sphere pile 230k) */
+  int nm = cc->nmethods, ord = cc->method[0].ordering, post = cc->postorder, sup = cc->supernodal;
+  cc->nmethods = 1;
+  cc->method[0].ordering = CHOLMOD_NATURAL;
+  cc->postorder = 0;
+  cc->supernodal = CHOLMOD_SIMPLICIAL;
+  cholmod_factor *L = cholmod_analyze(Ap, cc);
+  cc->nmethods = nm;
+  cc->method[0].ordering = ord;
+  cc->postorder = post;
+  cc->supernodal = sup;
+  return L;
+}
+
+/* h->Ap = the upper triangle of P A P^T for the permutation perm, and h->pos: where each entry
+ * of the staging matrix h->A lands in it */
+static int permuteUpper(cdCcpHessian *h, const int *perm) {
+  int n = (int)h->A->ncol, nnz = ((const int *)h->A->p)[n];
+  if (growInt(&h->pinv, &h->pinv_cap, n) || growInt(&h->pos, &h->pos_cap, nnz > 0 ? nnz : 1) ||
+      growInt(&h->scr, &h->scr_cap, 3 * nnz + n + 1 > 0 ? 3 * nnz + n + 1 : 1))
+    return CD_ERR_NOMEM;
+  return cd_cholmodPermuteUpper(h->A, perm, h->pinv, h->pos, h->scr, &h->Ap, h->cc);
 }
 
 /* replaces the pattern by (tptr, trow) and analyses it */
@@ -176,19 +199,8 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
    * 20-cube stack 0.48 / 0.41 -> 0.12 / 0.15, 55-cube pyramid 5.3 / 4.4 -> 0.79 / 0.80; primal
    * alone on the 1000-sphere pile (60 steps) 295 -> 194 s */
   h->cc->supernodal = CHOLMOD_SIMPLICIAL;
-  /* the permuted upper triangle analysed in its own (natural) order: the simplicial
-   * factorization (cholmod_rowfac) reads the upper triangle's columns as L's rows, so
-   * cholmod_factorize factors it as it is, without the permuted transposes it makes of a
-   * lower or unordered matrix on every call (measured, 20-cube stack: 31k of a
-   * factorization's 184k instructions; on a 64-sphere pile 230k) */
-  int nm = h->cc->nmethods, ord = h->cc->method[0].ordering, post = h->cc->postorder;
-  h->cc->nmethods = 1;
-  h->cc->method[0].ordering = CHOLMOD_NATURAL;
-  h->cc->postorder = 0;
-  h->L = cholmod_analyze(h->Ap, h->cc);
-  h->cc->nmethods = nm;
-  h->cc->method[0].ordering = ord;
-  h->cc->postorder = post;
+  /* the permuted upper triangle analysed in its own (natural) order */
+  h->L = cd_cholmodAnalyseAsIs(h->Ap, h->cc);
   if (!h->L) return cholmodStatus(h->cc);
   h->flops = h->cc->fl;
   h->analyses++;

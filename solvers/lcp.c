@@ -200,7 +200,7 @@ void cd_lcpEvaluate(const cdContactProblem *p, int m, const double *D, const dou
 }
 
 static double worse(double res, double zi, double wi) {
-  double v = fabs(fmin(zi, wi));
+  double v = cd_lcpPairResidual(zi, wi);
   return v <= res ? res : v; /* NaN propagates */
 }
 

@@ -15,6 +15,8 @@
 #ifndef CD_LCP_H
 #define CD_LCP_H
 
+#include <math.h>
+
 #include "backend.h"
 #include "problem.h"
 
@@ -74,5 +76,9 @@ void cd_lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, d
  * contact's velocity u (3) = (G lambda(z) + g)_i */
 double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, const double *z, const double *u,
                              int i);
+
+/* one complementary pair's violation fabs(fmin(z, w)) (where one of them is NaN: the other),
+ * written out: fmin is a libm call at -O2, 4% of a 1000-sphere pile's run under bgs */
+static inline double cd_lcpPairResidual(double z, double w) { return fabs(z < w ? z : w != w ? z : w); }
 
 #endif

@@ -95,12 +95,12 @@ static double blockResidual(const double *W, double mu, int m, const double *D, 
   double un = W[0] * ln + W[1] * t1 + W[2] * t2 + c[0];
   double u1 = W[3] * ln + W[4] * t1 + W[5] * t2 + c[1];
   double u2 = W[6] * ln + W[7] * t1 + W[8] * t2 + c[2];
-  double res = fabs(fmin(wi * ln, un));
+  double res = cd_lcpPairResidual(wi * ln, un);
   for (int l = 0; l < m; l++) {
-    double v = fabs(fmin(wi * z[1 + l], D[2 * l] * u1 + D[2 * l + 1] * u2 + beta));
+    double v = cd_lcpPairResidual(wi * z[1 + l], D[2 * l] * u1 + D[2 * l + 1] * u2 + beta);
     if (!(v <= res)) res = v;
   }
-  double v = fabs(fmin(beta, wi * (mu * ln - sum)));
+  double v = cd_lcpPairResidual(beta, wi * (mu * ln - sum));
   return v <= res ? res : v;
 }
 
@@ -555,13 +555,13 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         cd_lcpEvaluate(p, m, D, z, cw.w, work);
         for (int i = 0; i < nc; i++) {
           /* contact i's part of cd_lcpResidual: impulses and the bound row as velocities */
-          double wi = 1.0 / cd_contactProblemMeff(p, i), r = fabs(fmin(wi * z[i], cw.w[i]));
+          double wi = 1.0 / cd_contactProblemMeff(p, i), r = cd_lcpPairResidual(wi * z[i], cw.w[i]);
           for (int l = 0; l < m; l++) {
             size_t q = (size_t)(nc + m * i + l);
-            r = fmax(r, fabs(fmin(wi * z[q], cw.w[q])));
+            r = fmax(r, cd_lcpPairResidual(wi * z[q], cw.w[q]));
           }
           size_t qb = (size_t)(nc + nc * m + i);
-          cw.cres[i] = fmax(r, fabs(fmin(z[qb], wi * cw.w[qb]))) / vs;
+          cw.cres[i] = fmax(r, cd_lcpPairResidual(z[qb], wi * cw.w[qb])) / vs;
           taken[i] = 0;
         }
         for (int c = 0; c < CLUSTERS_A_STALL; c++) {

@@ -7,8 +7,8 @@
  * contact's complementarity rows into r_i linear equations C_i c_i = 0 in r_i unknowns p_i
  * with lambda_i = B_i p_i (frame (n, t1, t2); d_k the friction directions):
  *   separated  r = 0  lambda = 0; beta = max(0, max_l -d_l . c_T)
- *   sticking   r = 3  C = B = I: c = 0; alpha = lambda_T split over the two directions of
- *                     its sector (cd_lcpAlphaFromTangent), beta = 0
+ *   sticking   r = 3  C = B^T = Q (a turn about n, below): c = 0; alpha = lambda_T split
+ *                     over the two directions of its sector (cd_lcpAlphaFromTangent), beta = 0
  *   vertex k   r = 1  C = n^T, B = n + mu d_k: c_n = 0, alpha_k = mu lambda_n,
  *                     beta = -d_k . c_T (the contact slides against d_k)
  *   edge k,k+1 r = 2  C = [n^T; (d_k - d_k+1)^T], B = [n + mu (d_k + d_k+1)/2, d_k - d_k+1]:
@@ -20,10 +20,24 @@
  * solved in units where impulses are velocities: rows and columns of contact i scaled by
  * sqrt(meff_i), so that K's normal diagonal is 1 whatever the masses (the residual's units,
  * problem.h). K is symmetric positive semidefinite when every active contact sticks (or has
- * mu = 0): CHOLMOD (LL^T, AMD ordering); sliding makes it unsymmetric: KLU (sparse LU with
- * partial pivoting, AMD ordering; no BLAS and no large workspace, which made UMFPACK's page
- * faults and BLAS threads most of a step on the cube pyramid). The symbolic analysis is kept
- * while the pattern holds (a resting stack: one numeric factorization a step).
+ * mu = 0): CHOLMOD, handed the upper triangle already in a fill-reducing order (AMD on the
+ * active contacts' graph, each contact's unknowns together) and analysed in that order,
+ * simplicial, so that no factorization transposes it (cd_cholmodPermuteUpper, shared with
+ * ccp_hessian.c); sliding makes it unsymmetric: KLU (sparse LU with partial pivoting, AMD
+ * ordering; no BLAS and no large workspace, which made UMFPACK's page faults and BLAS threads
+ * most of a step on the cube pyramid). K is assembled only to be analysed or factored; its
+ * products (refinement) go through G: K x = S C G B S x, one block product.
+ * Factorizations kept. The symbolic analysis is kept while the pattern holds (the same
+ * unknowns a contact and the same block pattern of G), and with it the last numeric
+ * factorization, of an earlier K: refinement on the current K starts with that one and goes
+ * on with it while each solve takes REUSE_RATE off the residual of the mode equations until
+ * they hold to REFINE_SHARE of the tolerance; otherwise K is factored anew. A resting stack's
+ * K moves by roundoff from step to step, so its first factorization solves every later step
+ * (the 20-cube stack: one factorization in 200 steps). That holds because a sticking
+ * contact's unknowns are in its own frame turned about n by a quarter turn Q (stickFrame: the
+ * tangent of t1, t2, -t1, -t2 most along a fixed world direction): cd_tangentFrame's t1 of a
+ * near-axis normal turns by a quarter between steps on roundoff ties, which changed the
+ * stack's K by 0.75 in its largest entries; in the turned frame, by 1e-14.
  * Which solution. Redundant contacts (four corners of a face, a stack) make K singular: the
  * impulses are not unique there, the velocities are. The factorization is of K + eps I
  * (eps = REG, dimensionless) and iterative refinement on K itself (until the mode equations
@@ -72,6 +86,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "ccp_hessian.h"
 #include "lcp.h"
 #include "linalg.h"
 
@@ -88,6 +103,10 @@
  * tenth off their residual */
 #define REFINE_MAX 20
 #define REFINE_SHARE 1e-3
+/* a factorization of an earlier K of the same pattern is used while each of its solves takes
+ * at least three quarters off the residual of the mode equations and they reach REFINE_SHARE
+ * of the tolerance; otherwise K is factored anew */
+#define REUSE_RATE 0.25
 /* the method goes on changing modes until cd_lcpResidual <= TARGET_SHARE of the tolerance
  * (an answer well inside it keeps the next step's warm start in its modes), and reports
  * convergence at the tolerance itself */
@@ -113,22 +132,33 @@ typedef struct cdViolator {
 struct cdLcpNewton {
   cholmod_common cc;
   int cc_started;
-  cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) */
+  cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) of Ap ... */
+  cholmod_sparse *Ap; /* ... the upper triangle of P K P^T, P fill-reducing (cd_cholmodPermuteUpper) */
+  int *pinv;          /* (pat_n) new index of each unknown under P */
+  int *pos;           /* (pat_nnz) where each entry of K sits in Ap */
+  cholmod_dense *Bp;  /* (pat_n) a right side under P */
   klu_common kc;
   klu_symbolic *ksym; /* KLU's analysis and factor (unsymmetric systems) */
   klu_numeric *knum;
   /* the pattern the current analysis is of */
   int pat_n, pat_nnz, pat_sym; /* pat_sym: 1 CHOLMOD, 0 KLU, -1 none */
   int *pat_p, *pat_i;
+  /* what the pattern is of: the contacts' unknowns and G's block pattern (patternHeld) */
+  int key_nc, key_nnzb;
+  unsigned char *key_rows; /* (key_nc) */
+  int *key_rowptr, *key_col;
+  int numeric; /* 1: L or knum holds a factorization of some K of this pattern */
   /* per contact (ccap) */
   int ccap;
   unsigned char *mode;
+  unsigned char *turn; /* the quarter turn of the sticking unknowns' tangent frame (stickFrame) */
   int *kdir;    /* the vertex, or the edge's first direction */
   int *off;     /* first unknown of the contact */
   double *B;    /* (ccap x 9) 3 x r, column-major */
   double *C;    /* (ccap x 9) r x 3, row-major */
   double *sq;   /* sqrt(meff_i) */
   double *lam;  /* (3 ccap) */
+  double *wl, *wu; /* (3 ccap) productK's scratch */
   double *u;    /* (3 ccap) c = G lambda + g */
   double *viol; /* contact residuals (m/s) */
   int *cand;    /* the best iterate's violators, largest first */
@@ -164,21 +194,21 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   }
   s->cc_started = 1;
   s->cc.print = 0;
-  s->cc.nmethods = 1;
-  s->cc.method[0].ordering = CHOLMOD_AMD;
-  s->cc.postorder = 1;
-  s->cc.final_ll = 1;
   s->cc.quick_return_if_not_posdef = 1;
   klu_defaults(&s->kc);
   s->pat_sym = -1;
+  s->key_nc = -1;
   return s;
 }
 
 static void dropAnalysis(cdLcpNewton *s) {
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
+  if (s->Ap) cholmod_free_sparse(&s->Ap, &s->cc);
   if (s->knum) klu_free_numeric(&s->knum, &s->kc);
   if (s->ksym) klu_free_symbolic(&s->ksym, &s->kc);
   s->pat_sym = -1;
+  s->key_nc = -1;
+  s->numeric = 0;
 }
 
 void cd_lcpNewtonFree(cdLcpNewton *s) {
@@ -187,10 +217,12 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->X) cholmod_free_dense(&s->X, &s->cc);
   if (s->Y) cholmod_free_dense(&s->Y, &s->cc);
   if (s->E) cholmod_free_dense(&s->E, &s->cc);
+  if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
   if (s->cc_started) cholmod_finish(&s->cc);
-  cd_free(s->pat_p), cd_free(s->pat_i);
-  cd_free(s->mode), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq);
-  cd_free(s->lam), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
+  cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
+  cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col);
+  cd_free(s->mode), cd_free(s->turn), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq);
+  cd_free(s->lam), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb);
@@ -200,9 +232,10 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
 static int reserveContacts(cdLcpNewton *s, int nc, int m) {
   if (nc > s->ccap) {
     size_t n = (size_t)nc;
-    if (cd_grow(&s->mode, n, 1) || cd_grow(&s->kdir, n, sizeof(int)) || cd_grow(&s->off, n + 1, sizeof(int)) ||
+    if (cd_grow(&s->mode, n, 1) || cd_grow(&s->turn, n, 1) || cd_grow(&s->kdir, n, sizeof(int)) || cd_grow(&s->off, n + 1, sizeof(int)) ||
         cd_grow(&s->B, 9 * n, sizeof(double)) || cd_grow(&s->C, 9 * n, sizeof(double)) || cd_grow(&s->sq, n, sizeof(double)) ||
-        cd_grow(&s->lam, 3 * n, sizeof(double)) || cd_grow(&s->u, 3 * n, sizeof(double)) ||
+        cd_grow(&s->lam, 3 * n, sizeof(double)) || cd_grow(&s->wl, 3 * n, sizeof(double)) ||
+        cd_grow(&s->wu, 3 * n, sizeof(double)) || cd_grow(&s->u, 3 * n, sizeof(double)) ||
         cd_grow(&s->viol, n, sizeof(double)) || cd_grow(&s->cand, n, sizeof(int)) || cd_grow(&s->bmode, n, 1) ||
         cd_grow(&s->bkdir, n, sizeof(int)) || cd_grow(&s->blam, 3 * n, sizeof(double)) ||
         cd_grow(&s->bu, 3 * n, sizeof(double)) || cd_grow(&s->bviol, n, sizeof(double)) ||
@@ -227,16 +260,36 @@ static int reserveContacts(cdLcpNewton *s, int nc, int m) {
   return 0;
 }
 
-/* B (3 x r, column-major) and C (r x 3, row-major) of a mode */
-static void modeMatrices(int mode, int k, double mu, int m, const double *D, double *B, double *C) {
+/* the tangent frame of a sticking contact's unknowns: the contact frame (n, t1, t2) turned
+ * about n by a quarter turn so that its first tangent is the one of t1, t2, -t1, -t2 that
+ * points most along a fixed world direction; returns the turns (0..3). cd_tangentFrame turns
+ * t1 of a near-axis normal by a quarter between steps (its choice ties on roundoff); in the
+ * turned frame a resting contact's rows of K stay the same, so that the factorization of an
+ * earlier step still solves them (solveModes). 0 without the velocity-space form */
+static unsigned char stickFrame(const cdContactProblem *p, int i) {
+  static const double w[3] = {0.8, 0.5, 0.3}; /* distinct: no ties on axis-aligned normals */
+  if (!p->J || !p->cbody) return 0;
+  int s = p->cbody[2 * i] >= 0 ? 0 : 1;
+  const double *J = &p->J[36 * (size_t)i + 18 * (size_t)s];
+  double sg = s ? 1.0 : -1.0; /* side a carries the minus sign */
+  double a = sg * (w[0] * J[6] + w[1] * J[7] + w[2] * J[8]), b = sg * (w[0] * J[12] + w[1] * J[13] + w[2] * J[14]);
+  if (fabs(a) >= fabs(b)) return a >= 0.0 ? 0 : 2;
+  return b >= 0.0 ? 1 : 3;
+}
+
+/* B (3 x r, column-major) and C (r x 3, row-major) of a mode (turn: stickFrame's) */
+static void modeMatrices(int mode, int k, int turn, double mu, int m, const double *D, double *B, double *C) {
   memset(B, 0, 9 * sizeof *B);
   memset(C, 0, 9 * sizeof *C);
   const double *dk = &D[2 * k], *dl = &D[2 * ((k + 1) % m)];
   switch (mode) {
-    case MODE_STICK:
-      B[0] = B[4] = B[8] = 1.0;
-      C[0] = C[4] = C[8] = 1.0;
+    case MODE_STICK: {
+      /* B = C^T = [n, t1', t2'] in the contact frame: t1' = (c, s), t2' = (-s, c) */
+      double c = turn == 0 ? 1.0 : turn == 2 ? -1.0 : 0.0, sn = turn == 1 ? 1.0 : turn == 3 ? -1.0 : 0.0;
+      B[0] = 1.0, B[4] = c, B[5] = sn, B[7] = -sn, B[8] = c;
+      for (int e = 0; e < 9; e++) C[e] = B[e]; /* (C row-major is B^T: the same array) */
       break;
+    }
     case MODE_VERTEX:
       B[0] = 1.0, B[1] = mu * dk[0], B[2] = mu * dk[1];
       C[0] = 1.0;
@@ -261,11 +314,23 @@ static int layout(cdLcpNewton *s, const cdContactProblem *p, int m, const double
     s->off[i] = n;
     int md = s->mode[i];
     n += modeRows[md];
-    modeMatrices(md, s->kdir[i], p->mu[i], m, D, &s->B[9 * i], &s->C[9 * i]);
+    modeMatrices(md, s->kdir[i], s->turn[i], p->mu[i], m, D, &s->B[9 * i], &s->C[9 * i]);
     if (md != MODE_STICK && md != MODE_SEPARATED && p->mu[i] != 0.0) *sym = 0;
   }
   s->off[nc] = n;
   return n;
+}
+
+/* the arrays of n unknowns; 0 ok, -1 no memory */
+static int reserveUnknowns(cdLcpNewton *s, int n) {
+  if (n + 1 > s->ncap) {
+    size_t nn = (size_t)n + 1;
+    if (cd_grow(&s->rhs, nn, sizeof(double)) || cd_grow(&s->q, nn, sizeof(double)) || cd_grow(&s->r, nn, sizeof(double)) ||
+        cd_grow(&s->dq, nn, sizeof(double)) || cd_grow(&s->Kp, nn, sizeof(int)))
+      return -1;
+    s->ncap = n + 1;
+  }
+  return 0;
 }
 
 /* K = S C G B S (+ REG on the diagonal) in compressed columns (rows ascending); the upper
@@ -279,13 +344,6 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
     int rj = modeRows[s->mode[j]];
     if (!rj) continue;
     for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) bound += (size_t)(rj * modeRows[s->mode[G->col[t]]]);
-  }
-  if (n + 1 > s->ncap) {
-    size_t nn = (size_t)n + 1;
-    if (cd_grow(&s->rhs, nn, sizeof(double)) || cd_grow(&s->q, nn, sizeof(double)) || cd_grow(&s->r, nn, sizeof(double)) ||
-        cd_grow(&s->dq, nn, sizeof(double)) || cd_grow(&s->Kp, nn, sizeof(int)))
-      return -1;
-    s->ncap = n + 1;
   }
   if (bound > s->nzcap) {
     if (cd_grow(&s->Ki, bound, sizeof(int)) || cd_grow(&s->Kx, bound, sizeof(double))) return -1;
@@ -326,49 +384,122 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   return 0;
 }
 
-/* y = K x, K without its regularisation (the upper triangle mirrored when sym) */
-static void productK(const cdLcpNewton *s, const cdContactProblem *p, int n, int sym, const double *x, double *y) {
-  memset(y, 0, (size_t)n * sizeof *y);
-  for (int j = 0; j < n; j++) {
-    double xj = x[j];
-    for (int t = s->Kp[j]; t < s->Kp[j + 1]; t++) {
-      int i = s->Ki[t];
-      double v = s->Kx[t];
-      if (i == j) {
-        y[j] += v * xj; /* (the regularisation is taken off below) */
-      } else {
-        y[i] += v * xj;
-        if (sym) y[j] += v * x[i];
-      }
+/* y = K x = S C G B S x, K without its regularisation, through G (one product; s->wl and
+ * s->wu are its scratch) */
+static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x, double *y) {
+  int nc = p->ncon;
+  for (int i = 0; i < nc; i++) {
+    double *l = &s->wl[3 * i];
+    const double *B = &s->B[9 * i], *xi = &x[s->off[i]];
+    l[0] = l[1] = l[2] = 0.0;
+    for (int a = 0, r = modeRows[s->mode[i]]; a < r; a++) {
+      double pa = s->sq[i] * xi[a];
+      l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
     }
   }
-  for (int i = 0; i < p->ncon; i++)
-    for (int a = 0; a < modeRows[s->mode[i]]; a++) {
-      int t = s->off[i] + a;
-      y[t] -= REG * x[t];
-    }
+  cd_blockMatrixMul(&p->G, s->wl, s->wu);
+  for (int i = 0; i < nc; i++) {
+    const double *C = &s->C[9 * i], *u = &s->wu[3 * i];
+    double *yi = &y[s->off[i]];
+    for (int a = 0, r = modeRows[s->mode[i]]; a < r; a++)
+      yi[a] = s->sq[i] * (C[3 * a] * u[0] + C[3 * a + 1] * u[1] + C[3 * a + 2] * u[2]);
+  }
 }
 
-/* the analysis of the pattern in Kp, Ki, reused when it is the last one's; 0 ok, 1 the
- * library failed (out of memory or a numerical breakdown), -1 no memory here */
-static int analyse(cdLcpNewton *s, int n, int sym, cdLcpNewtonStats *st) {
+/* the fill-reducing order of the n unknowns into perm (n): AMD (cholmod_amd) on the graph of
+ * the active contacts (G's block pattern among them), each contact's unknowns then kept
+ * together; scr: ncon ints. 0 ok, 1 CHOLMOD failed */
+static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *scr) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon, na = 0, ne = 0, *act = scr;
+  for (int i = 0; i < nc; i++) act[i] = modeRows[s->mode[i]] ? na++ : -1;
+  for (int j = 0; j < nc; j++)
+    if (act[j] >= 0)
+      for (int t = G->rowptr[j]; t < G->rowptr[j + 1] && G->col[t] < j; t++) ne += act[G->col[t]] >= 0;
+  cholmod_sparse *B = cholmod_allocate_sparse((size_t)na, (size_t)na, (size_t)(ne > 0 ? ne : 1), 1, 1, 1,
+                                              CHOLMOD_PATTERN, &s->cc);
+  if (!B) return 1;
+  int *Bp = B->p, *Bi = B->i, e = 0;
+  for (int j = 0; j < nc; j++) {
+    if (act[j] < 0) continue;
+    Bp[act[j]] = e;
+    for (int t = G->rowptr[j]; t < G->rowptr[j + 1] && G->col[t] < j; t++)
+      if (act[G->col[t]] >= 0) Bi[e++] = act[G->col[t]];
+  }
+  Bp[na] = e;
+  int *cperm = perm + (s->off[nc] - na), ok = cholmod_amd(B, NULL, 0, cperm, &s->cc); /* (n >= na) */
+  cholmod_free_sparse(&B, &s->cc);
+  if (!ok) return 1;
+  /* the active contacts' indices, then their unknowns in that order (written from the front,
+   * which never overtakes the contact list read at the back) */
+  for (int i = 0, a = 0; i < nc; i++)
+    if (act[i] >= 0) act[a++] = i;
+  int k = 0;
+  for (int a = 0; a < na; a++) {
+    int i = act[cperm[a]];
+    for (int r = s->off[i]; r < s->off[i + 1]; r++) perm[k++] = r;
+  }
+  return 0;
+}
+
+/* 1 when K's pattern is the analysed one without assembling it: the same unknowns a contact
+ * (in the same layout, symmetric or not) and the same block pattern of G */
+static int patternHeld(const cdLcpNewton *s, const cdContactProblem *p, int sym) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon;
+  if (s->pat_sym != sym || s->key_nc != nc || s->key_nnzb != G->rowptr[nc]) return 0;
+  for (int i = 0; i < nc; i++)
+    if (s->key_rows[i] != modeRows[s->mode[i]]) return 0;
+  return !memcmp(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int)) &&
+         !memcmp(s->key_col, G->col, (size_t)s->key_nnzb * sizeof(int));
+}
+
+/* records what the analysed pattern is of (patternHeld); 0 ok, -1 no memory */
+static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon, nnzb = G->rowptr[nc];
+  s->key_nc = -1;
+  if (cd_grow(&s->key_rows, (size_t)nc, 1) || cd_grow(&s->key_rowptr, (size_t)nc + 1, sizeof(int)) ||
+      cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)))
+    return -1;
+  for (int i = 0; i < nc; i++) s->key_rows[i] = (unsigned char)modeRows[s->mode[i]];
+  memcpy(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
+  memcpy(s->key_col, G->col, (size_t)nnzb * sizeof(int));
+  s->key_nc = nc, s->key_nnzb = nnzb;
+  return 0;
+}
+
+/* the analysis of the pattern in Kp, Ki, reused when it is the last one's (the numeric
+ * factorization of an earlier K kept with it); 0 ok, 1 the library failed (out of memory or a
+ * numerical breakdown), -1 no memory here */
+static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, cdLcpNewtonStats *st) {
   int nnz = s->Kp[n];
   if (s->pat_sym == sym && s->pat_n == n && s->pat_nnz == nnz &&
       !memcmp(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int)) && !memcmp(s->pat_i, s->Ki, (size_t)nnz * sizeof(int)))
-    return 0;
+    return keepKey(s, p);
   dropAnalysis(s);
   if (cd_grow(&s->pat_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->pat_i, (size_t)nnz, sizeof(int))) return -1;
   st->analyses++;
   if (sym) {
+    /* CHOLMOD gets K's upper triangle already in the fill-reducing order, analysed as it is
+     * (cd_cholmodAnalyseAsIs): no permuted transposes in each factorization (on the 20-cube
+     * stack they were a quarter of it) */
+    size_t scr = 3 * (size_t)nnz + (size_t)n + 1 + (size_t)p->ncon;
+    int *work = cd_malloc(((size_t)n + scr) * sizeof(int)), rc = 1;
+    if (!work || cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->pos, (size_t)nnz, sizeof(int))) {
+      cd_free(work);
+      return -1;
+    }
     cholmod_sparse A;
     memset(&A, 0, sizeof A);
     A.nrow = A.ncol = (size_t)n;
-    A.nzmax = (size_t)nnz;
-    A.p = s->Kp, A.i = s->Ki, A.x = s->Kx;
-    A.stype = 1, A.itype = CHOLMOD_INT, A.xtype = CHOLMOD_REAL, A.dtype = CHOLMOD_DOUBLE;
-    A.sorted = 1, A.packed = 1;
-    s->L = cholmod_analyze(&A, &s->cc);
-    if (!s->L) return 1;
+    A.p = s->Kp, A.i = s->Ki;
+    if (!fillOrder(s, p, work, work + n)) {
+      if (!cd_cholmodPermuteUpper(&A, work, s->pinv, s->pos, work + n, &s->Ap, &s->cc))
+        rc = (s->L = cd_cholmodAnalyseAsIs(s->Ap, &s->cc)) ? 0 : 1;
+    }
+    cd_free(work);
+    if (rc) return rc;
   } else {
     if (!(s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc))) {
       return 1;
@@ -377,20 +508,18 @@ static int analyse(cdLcpNewton *s, int n, int sym, cdLcpNewtonStats *st) {
   memcpy(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int));
   memcpy(s->pat_i, s->Ki, (size_t)nnz * sizeof(int));
   s->pat_n = n, s->pat_nnz = nnz, s->pat_sym = sym;
-  return 0;
+  return keepKey(s, p);
 }
 
 /* the numeric factorization of K + REG I; 0 ok, 1 failed */
 static int factor(cdLcpNewton *s, int n, int sym) {
+  s->numeric = 0;
   if (sym) {
-    cholmod_sparse A;
-    memset(&A, 0, sizeof A);
-    A.nrow = A.ncol = (size_t)n;
-    A.nzmax = (size_t)s->Kp[n];
-    A.p = s->Kp, A.i = s->Ki, A.x = s->Kx;
-    A.stype = 1, A.itype = CHOLMOD_INT, A.xtype = CHOLMOD_REAL, A.dtype = CHOLMOD_DOUBLE;
-    A.sorted = 1, A.packed = 1;
-    if (!cholmod_factorize(&A, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
+    double *x = s->Ap->x;
+    for (int k = 0, nnz = s->Kp[n]; k < nnz; k++) x[s->pos[k]] = s->Kx[k];
+    s->cc.status = CHOLMOD_OK;
+    if (!cholmod_factorize(s->Ap, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
+    s->numeric = 1;
     return 0;
   }
   if (s->knum) klu_free_numeric(&s->knum, &s->kc);
@@ -399,15 +528,24 @@ static int factor(cdLcpNewton *s, int n, int sym) {
     if (s->knum) klu_free_numeric(&s->knum, &s->kc);
     return 1;
   }
+  s->numeric = 1;
   return 0;
 }
 
-/* x = (K + REG I)^-1 b; 0 ok */
+/* x = (K + REG I)^-1 b with the factorization held (of this K or an earlier one); b is
+ * overwritten. 0 ok, 1 failed, CD_ERR_NOMEM */
 static int solve(cdLcpNewton *s, int n, int sym, double *b, double *x) {
   if (sym) {
-    cholmod_dense B = cd_denseView(b, n);
-    if (!cholmod_solve2(CHOLMOD_A, s->L, &B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc) || !s->X) return 1;
-    memcpy(x, s->X->x, (size_t)n * sizeof *x);
+    if (!s->Bp || s->Bp->nrow != (size_t)n) {
+      if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
+      if (!(s->Bp = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, &s->cc))) return CD_ERR_NOMEM;
+    }
+    double *bp = s->Bp->x;
+    for (int k = 0; k < n; k++) bp[s->pinv[k]] = b[k];
+    int rc = cd_ccpCholmodSolve(s->L, s->Bp, &s->X, &s->Y, &s->E, &s->cc);
+    if (rc) return rc == CD_ERR_NOMEM ? rc : 1;
+    const double *xs = s->X->x;
+    for (int k = 0; k < n; k++) x[k] = xs[s->pinv[k]];
     return 0;
   }
   memcpy(x, b, (size_t)n * sizeof *x);
@@ -573,15 +711,56 @@ static int violatorCompare(const void *x, const void *y) {
   return (a->i > b->i) - (a->i < b->i);
 }
 
-/* solves the mode equations for s->q: factorization, then refinement on K from the
- * start below. 0 ok, 1 the factorization failed or the equations are inconsistent (their
- * residual stays above ctol: the modes admit no solution), 2 the LU would cost more than
- * flops_max flops an unknown (not factored), CD_ERR_NOMEM */
+/* r = rhs - K q; returns its largest entry in velocity units (each row / sqrt(meff)) */
+static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
+  productK(s, p, s->q, s->r);
+  double rn = 0.0;
+  for (int i = 0; i < p->ncon; i++)
+    for (int a = s->off[i]; a < s->off[i + 1]; a++) {
+      s->r[a] = s->rhs[a] - s->r[a];
+      rn = fmax(rn, fabs(s->r[a]) / s->sq[i]);
+    }
+  return rn;
+}
+
+/* iterative refinement of s->q on K with the factorization held, from its residual *rn
+ * (s->r), until it is <= rtol or a solve takes less than the share 1 - rate off it (a solve
+ * that makes it no smaller is undone); *rn: the last residual. 0 ok, 1 a solve failed,
+ * CD_ERR_NOMEM */
+static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double rate, double *rn,
+                  cdLcpNewtonStats *st) {
+  for (int k = 0; k < REFINE_MAX && *rn > rtol; k++) {
+    int rc = solve(s, n, sym, s->r, s->dq);
+    if (rc) return rc;
+    st->solves++;
+    for (int a = 0; a < n; a++) s->q[a] += s->dq[a];
+    double rn2 = modeResidual(s, p);
+    st->products++;
+    if (!(rn2 < *rn)) { /* no better: the part of the data outside K's range is left */
+      for (int a = 0; a < n; a++) s->q[a] -= s->dq[a];
+      modeResidual(s, p); /* (s->r of the q kept, for a refinement after this one) */
+      st->products++;
+      return 0;
+    }
+    double prev = *rn;
+    *rn = rn2;
+    if (rn2 > rate * prev) return 0;
+  }
+  return 0;
+}
+
+/* solves the mode equations for s->q: refinement on K from the start below, with the
+ * factorization of an earlier K of the same pattern when one is held (a resting stack's K
+ * moves by roundoff from step to step: its solves meet the equations as a new one would),
+ * and with a new factorization when that one does not meet them to rtol at the rate
+ * REUSE_RATE a solve. 0 ok, 1 the factorization failed or the equations are inconsistent
+ * (their residual stays above ctol: the modes admit no solution), 2 the LU would cost more
+ * than flops_max flops an unknown (not factored), CD_ERR_NOMEM */
 static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double ctol,
                       double flops_max, cdLcpNewtonStats *st) {
   int nc = p->ncon;
-  if (assemble(s, p, n, sym)) return CD_ERR_NOMEM;
-  /* rhs = -S C g, and the velocity scale of each row (1 / sqrt(meff)) in dq for now */
+  if (reserveUnknowns(s, n)) return CD_ERR_NOMEM;
+  /* rhs = -S C g */
   for (int i = 0; i < nc; i++) {
     const double *C = &s->C[9 * i], *g = &p->g[3 * i];
     for (int a = 0; a < modeRows[s->mode[i]]; a++)
@@ -594,8 +773,10 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
     const double *l = &s->lam[3 * i], *B = &s->B[9 * i];
     double *q = &s->q[s->off[i]], iv = 1.0 / s->sq[i];
     switch (s->mode[i]) {
-      case MODE_STICK:
-        q[0] = l[0] * iv, q[1] = l[1] * iv, q[2] = l[2] * iv;
+      case MODE_STICK: /* q = B^T lambda */
+        q[0] = l[0] * iv;
+        q[1] = (B[4] * l[1] + B[5] * l[2]) * iv;
+        q[2] = (B[7] * l[1] + B[8] * l[2]) * iv;
         break;
       case MODE_VERTEX:
         q[0] = l[0] * iv;
@@ -610,18 +791,24 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
         break;
     }
   }
-  productK(s, p, n, sym, s->q, s->r);
+  double rn = modeResidual(s, p);
   st->products++;
-  double rn = 0.0;
-  for (int i = 0; i < nc; i++)
-    for (int a = s->off[i]; a < s->off[i + 1]; a++) {
-      s->r[a] = s->rhs[a] - s->r[a];
-      rn = fmax(rn, fabs(s->r[a]) / s->sq[i]);
-    }
   if (rn <= rtol) return 0; /* the start solves them already */
-  int rc = analyse(s, n, sym, st);
-  if (rc < 0) return CD_ERR_NOMEM;
+  /* K is assembled for a new analysis, and for a new factorization only */
+  int held = patternHeld(s, p, sym), rc = 0;
+  if (!held) {
+    if (assemble(s, p, n, sym)) return CD_ERR_NOMEM;
+    rc = analyse(s, p, n, sym, st);
+    if (rc < 0) return CD_ERR_NOMEM;
+  }
   if (!rc && !sym && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
+  if (!rc && s->numeric) {
+    rc = refine(s, p, n, sym, rtol, REUSE_RATE, &rn, st);
+    if (rc == CD_ERR_NOMEM) return rc;
+    if (!rc && rn <= rtol) return 0;
+    rc = 0; /* (a failed solve with the old factorization: a new one) */
+  }
+  if (!rc && held && assemble(s, p, n, sym)) return CD_ERR_NOMEM;
   if (rc || factor(s, n, sym)) {
     int oom = sym ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
     dropAnalysis(s);
@@ -629,28 +816,8 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   }
   st->factorizations++;
   st->symmetric += sym;
-  for (int k = 0; k < REFINE_MAX; k++) {
-    if (solve(s, n, sym, s->r, s->dq)) return 1;
-    st->solves++;
-    for (int a = 0; a < n; a++) s->q[a] += s->dq[a];
-    productK(s, p, n, sym, s->q, s->r);
-    st->products++;
-    double rn2 = 0.0;
-    for (int i = 0; i < nc; i++)
-      for (int a = s->off[i]; a < s->off[i + 1]; a++) {
-        s->r[a] = s->rhs[a] - s->r[a];
-        rn2 = fmax(rn2, fabs(s->r[a]) / s->sq[i]);
-      }
-    if (!(rn2 < rn)) { /* no better: the part of the data outside K's range is left */
-      for (int a = 0; a < n; a++) s->q[a] -= s->dq[a];
-      break;
-    }
-    if (rn2 <= rtol || rn2 > 0.9 * rn) {
-      rn = rn2;
-      break;
-    }
-    rn = rn2;
-  }
+  rc = refine(s, p, n, sym, rtol, 0.9, &rn, st);
+  if (rc) return rc == CD_ERR_NOMEM ? rc : 1;
   return rn <= ctol ? 0 : 1;
 }
 
@@ -668,7 +835,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   }
   if (reserveContacts(s, nc, m)) return CD_ERR_NOMEM;
   double vs = cd_contactProblemVelocityScale(p);
-  for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i));
+  for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i)), s->turn[i] = stickFrame(p, i);
 
   /* the first modes: read off the start and its velocities */
   cd_lcpLambdaFromZ(nc, m, D, z, s->lam);

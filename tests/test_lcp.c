@@ -502,6 +502,68 @@ CD_TEST(lcpNewtonWarmStartedAtTheSolutionChecksOnceWithoutAFactorization) {
   cd_contactProblemFree(&p);
 }
 
+/* adds d times its own diagonal entry to each diagonal entry of G, and scales g by 1 + e */
+static void moveProblem(cdContactProblem *p, double d, double e) {
+  for (int i = 0; i < p->ncon; i++) {
+    double *B = &p->G.val[9 * (size_t)p->G.diag[i]];
+    B[0] += d * B[0], B[4] += d * B[4], B[8] += d * B[8];
+  }
+  for (int t = 0; t < 3 * p->ncon; t++) p->g[t] *= 1.0 + e;
+  p->vscale = 0.0;
+}
+
+CD_TEST(lcpNewtonKeepsItsFactorizationWhileItsSolvesConverge) {
+  /* the active-set method keeps its last factorization with its pattern (lcp_newton.c,
+   * solveModes): a problem that moved by 1e-9 of G (a resting stack's next step) is solved
+   * from the previous answer's modes with it, nothing factored; one that moved by 5% of G's
+   * diagonal is factored anew. Both meet the tolerance, and give the velocities a fresh
+   * solver gives. */
+  const int m = 4, nc = 20, n = cd_lcpSize(nc, m);
+  double D[8];
+  cd_lcpDirections(m, D);
+  g_rng = 2718;
+  cdContactProblem p;
+  CHECK(randomProblem(&p, nc, 12, 0.1, 0.5, NULL, NULL) == 0);
+  cdLcpNewton *s = cd_lcpNewtonMake(), *fresh = cd_lcpNewtonMake();
+  double *z = calloc((size_t)n, sizeof *z), *zf = calloc((size_t)n, sizeof *zf);
+  double *lam = calloc(3 * (size_t)nc, sizeof *lam), *lamf = calloc(3 * (size_t)nc, sizeof *lamf);
+  double *u = calloc(3 * (size_t)nc, sizeof *u), *uf = calloc(3 * (size_t)nc, sizeof *uf);
+  CHECK(s && fresh && z && zf && lam && lamf && u && uf);
+  cdLcpNewtonOptions o = {.tolerance = 1e-10};
+  cdLcpNewtonStats st, sf;
+  /* the modes of the solution (bgs), solved once on a moved problem: the pattern and its
+   * factorization kept */
+  cdBgsStats bs;
+  cdBgsOptions bo = {.tolerance = 1e-12, .max_sweeps = 100000};
+  CHECK(z && cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK && bs.converged);
+  moveProblem(&p, 0.0, 1e-6);
+  CHECK(s && z && cd_lcpNewtonSolve(s, &p, m, D, z, &o, &st) == CD_OK && st.converged);
+  CHECK(st.iterations == 1 && st.factorizations == 1);
+  const double moves[2] = {1e-9, 0.05};
+  for (int k = 0; s && fresh && z && zf && lam && lamf && u && uf && k < 2; k++) {
+    moveProblem(&p, moves[k], 1e-6);
+    memcpy(zf, z, (size_t)n * sizeof *z);
+    CHECK(cd_lcpNewtonSolve(s, &p, m, D, z, &o, &st) == CD_OK);
+    CHECK(cd_lcpNewtonSolve(fresh, &p, m, D, zf, &o, &sf) == CD_OK);
+    printf("    G moved by %g: %d active sets, %d factorizations, %d solves, residual %.1e (fresh solver: %d, %d, %d, "
+           "%.1e)\n", moves[k], st.iterations, st.factorizations, st.solves, st.residual, sf.iterations,
+           sf.factorizations, sf.solves, sf.residual);
+    CHECK(st.converged && st.residual <= 1e-10 && sf.converged);
+    CHECK(st.solves >= 1); /* (the old answer did not solve the moved problem) */
+    if (k == 0) CHECK(st.iterations == 1 && st.factorizations == 0 && sf.factorizations == 1);
+    else CHECK(st.factorizations >= 1);
+    /* the same velocities (they are unique; redundant impulses need not be) */
+    cd_lcpLambdaFromZ(nc, m, D, z, lam), cd_lcpLambdaFromZ(nc, m, D, zf, lamf);
+    cd_blockMatrixMul(&p.G, lam, u), cd_blockMatrixMul(&p.G, lamf, uf);
+    double du = 0.0, vs = cd_contactProblemVelocityScale(&p);
+    for (int t = 0; t < 3 * nc; t++) du = fmax(du, fabs(u[t] - uf[t]));
+    CHECK_MSG(du <= 4e-10 * vs, "velocities differ by %.2g m/s", du);
+  }
+  free(z), free(zf), free(lam), free(lamf), free(u), free(uf);
+  cd_lcpNewtonFree(s), cd_lcpNewtonFree(fresh);
+  cd_contactProblemFree(&p);
+}
+
 CD_TEST(lcpNewtonCostBoundStopsAtAnUnsymmetricActiveSetBeforeFactoringIt) {
   /* low friction on random coupled contacts: sliding contacts make the active set's K
    * unsymmetric (KLU). Unbounded, the method solves them from 20 bgs sweeps. With a bound below any LU's cost it

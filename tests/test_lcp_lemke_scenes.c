@@ -71,12 +71,15 @@ CD_TEST(lcpCubePyramidStepsAreSolvedByLemkeWithoutFallback) {
   cd_simFree(&sim);
 }
 
-CD_TEST(lcpCubeStackStepsAreSolvedByTheActiveSetMethodWithOneFactorizationEach) {
+CD_TEST(lcpCubeStackStepsAreSolvedByTheActiveSetMethodOnItsFirstFactorization) {
   /* the default solver on the stack (40 contacts, n = 240: the active-set method,
    * lcp_newton.c): every contact sticks, the modes read off the warm start are the
-   * solution's, so every step is one active set and one factorization, never a fallback
-   * (the rare inconsistent step that Lemke handed to bgs above does not arise: the
-   * regularised solve returns the least-norm impulses of the redundant contacts) */
+   * solution's, so every step is one active set, never a fallback (the rare inconsistent
+   * step that Lemke handed to bgs above does not arise: the regularised solve returns the
+   * least-norm impulses of the redundant contacts); and the resting stack's K moves by
+   * roundoff only (its sticking unknowns in frames that do not turn with cd_tangentFrame's
+   * ties), so the first step's factorization solves every later one: one a run, not one a
+   * step */
   cdSim sim;
   if (cd_simMakeFile(&sim, "cube-stack.json", "lcp", NULL, NULL)) return;
   long steps = sim.scene.nstep, fallbacks = 0, factorizations = 0, itmax = 0;
@@ -92,7 +95,7 @@ CD_TEST(lcpCubeStackStepsAreSolvedByTheActiveSetMethodWithOneFactorizationEach) 
   printf("    %ld steps: %ld fallbacks, %ld factorizations, at most %ld active sets a step, residual max %.1e\n", steps,
          fallbacks, factorizations, itmax, resmax);
   CHECK(fallbacks == 0 && sim.world->warn_fallback == 0);
-  CHECK(itmax == 1 && factorizations <= steps);
+  CHECK(itmax == 1 && factorizations >= 1 && factorizations <= 2);
   CHECK(resmax <= 1e-8); /* the default tolerance */
   /* the stack stands: the top cube stays at 1.9 m, on its axis */
   int top = cd_simBody(&sim, "c9");

@@ -372,6 +372,103 @@ CD_TEST(recorderReadsBackEveryFrameExactly) {
   tmpdir_remove(dir, "run.h5");
 }
 
+/* Frames larger than a chunk: 45,000 bodies make a row of /trajectory/position larger
+ * than a chunk's 1 MiB (the columns are split along the bodies), 3,000 contacts a frame
+ * fill several 4096-row chunks, and batches handed over early (cd_recorderFlush) end in
+ * the middle of chunks, which the next batch writes again. Every value reads back. */
+CD_TEST(recorderLargeFramesReadBackAcrossChunks) {
+  enum { NBIG = 45000, NCON = 3000, NFR = 7 };
+  char *dir = tmpdir_make();
+  CHECK(dir != NULL);
+  if (!dir) return;
+  char path[512];
+  snprintf(path, sizeof path, "%s/big.h5", dir);
+  cdScene scene;
+  memset(&scene, 0, sizeof scene);
+  cdMaterial mat[1];
+  memset(mat, 0, sizeof mat);
+  snprintf(scene.model, sizeof scene.model, "ccp");
+  scene.gravity[2] = -9.81;
+  scene.dt = DT;
+  scene.nmaterial = 1;
+  scene.material = mat;
+  scene.nbody = NBIG;
+  scene.body = calloc(NBIG, sizeof *scene.body);
+  cdWorld w;
+  memset(&w, 0, sizeof w);
+  w.nbody = NBIG;
+  w.x = calloc(3 * NBIG, sizeof(double)), w.q = calloc(4 * NBIG, sizeof(double));
+  w.v = calloc(6 * NBIG, sizeof(double)), w.R = calloc(9 * NBIG, sizeof(double));
+  CHECK(scene.body && w.x && w.q && w.v && w.R);
+  if (!scene.body || !w.x || !w.q || !w.v || !w.R) return;
+  for (int i = 0; i < NBIG; i++) {
+    cdBodyDef *b = &scene.body[i];
+    snprintf(b->name, sizeof b->name, "s%d", i);
+    b->shape = CD_SPHERE;
+    b->radius = 0.01;
+    b->mass = 1.0;
+    b->inertia[0] = b->inertia[1] = b->inertia[2] = 4e-5;
+    w.q[4 * i] = 1.0;
+    w.R[9 * i] = w.R[9 * i + 4] = w.R[9 * i + 8] = 1.0;
+  }
+  cd_contactSetInit(&w.contacts);
+  char err[512];
+  cdRecorder *r = cd_recorderOpen(path, &scene, &run_info, err, sizeof err);
+  CHECK_MSG(r != NULL, "%s", err);
+  cdSolveStats stats = {.iterations = 1, .converged = 1};
+  for (int k = 0; r && k < NFR; k++) {
+    w.time = k * DT;
+    for (int i = 0; i < 3 * NBIG; i++) w.x[i] = 0.02 * (i / 3) + 0.5 * (i % 3) + 1e-3 * k;
+    for (int i = 0; i < 6 * NBIG; i++) w.v[i] = (i % 6 < 3) ? -9.81 * k * DT : 0.0;
+    cd_contactSetClear(&w.contacts);
+    for (int c = 0; k > 0 && c < NCON; c++) {
+      cdContact *ct = cd_contactSetPush(&w.contacts);
+      CHECK(ct != NULL);
+      if (!ct) break;
+      ct->body[0] = c % 2 ? -1 : c, ct->body[1] = c + 1;
+      ct->point[0] = 0.02 * c, ct->point[1] = k, ct->point[2] = 1e-3 * c * k;
+      ct->normal[2] = 1.0;
+      ct->lambda[0] = 0.001 * c + k;
+    }
+    CHECK(cd_recorderWriteFrame(r, &scene, &w, k ? &stats : NULL) == 0);
+    if (k == 2 || k == 5) CHECK(cd_recorderFlush(r) >= 0);
+  }
+  if (r) CHECK(cd_recorderClose(r, "ok", NULL) == 0);
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CHECK(file >= 0);
+  Array pos = {0}, vel = {0}, pt = {0}, bod = {0}, ni = {0};
+  if (file >= 0 && array_read(file, "/trajectory/position", H5T_NATIVE_DOUBLE, &pos) == 0 &&
+      array_read(file, "/trajectory/velocity", H5T_NATIVE_DOUBLE, &vel) == 0 &&
+      array_read(file, "/contacts/point", H5T_NATIVE_DOUBLE, &pt) == 0 &&
+      array_read(file, "/contacts/bodies", H5T_NATIVE_INT32, &bod) == 0 &&
+      array_read(file, "/contacts/normal_impulse", H5T_NATIVE_DOUBLE, &ni) == 0) {
+    CHECK(pos.dims[0] == NFR && pos.dims[1] == NBIG && pt.dims[0] == (hsize_t)(NFR - 1) * NCON);
+    long bad = 0;
+    const double *X = pos.data, *V = vel.data, *P = pt.data, *N = ni.data;
+    const int32_t *B = bod.data;
+    for (int k = 0; k < NFR && pos.n == (size_t)NFR * NBIG * 3; k++)
+      for (int i = 0; i < 3 * NBIG; i++) {
+        bad += X[(size_t)k * 3 * NBIG + i] != 0.02 * (i / 3) + 0.5 * (i % 3) + 1e-3 * k;
+        bad += V[(size_t)k * 3 * NBIG + i] != -9.81 * k * DT;
+      }
+    for (int k = 1; k < NFR && pt.n == (size_t)(NFR - 1) * NCON * 3; k++)
+      for (int c = 0; c < NCON; c++) {
+        size_t row = (size_t)(k - 1) * NCON + c;
+        bad += P[3 * row] != 0.02 * c || P[3 * row + 1] != k || P[3 * row + 2] != 1e-3 * c * k;
+        bad += B[2 * row] != (c % 2 ? -1 : c) || B[2 * row + 1] != c + 1;
+        bad += N[row] != 0.001 * c + k;
+      }
+    CHECK_MSG(bad == 0, "%ld values read back different", bad);
+  } else {
+    CHECK_MSG(0, "cannot read back %s", path);
+  }
+  if (file >= 0) H5Fclose(file);
+  free(pos.data), free(vel.data), free(pt.data), free(bod.data), free(ni.data);
+  cd_contactSetFree(&w.contacts);
+  free(scene.body), free(w.x), free(w.q), free(w.v), free(w.R);
+  tmpdir_remove(dir, "big.h5");
+}
+
 typedef struct {
   const char *path;
   H5T_class_t cls;
