@@ -1,7 +1,6 @@
 /* linalg.c: CHOLMOD set-up shared by the world and the peer-problem readers. */
 #include "linalg.h"
 
-#include <string.h>
 
 #include "alloc.h"
 
@@ -16,17 +15,4 @@ void cd_linalgInit(void) {
   SuiteSparse_config.realloc_func = ss_realloc;
   SuiteSparse_config.free_func = ss_free;
   SuiteSparse_config.printf_func = NULL;
-}
-
-cholmod_dense cd_denseView(double *x, int n) {
-  cholmod_dense d;
-  memset(&d, 0, sizeof d);
-  d.nrow = (size_t)n;
-  d.ncol = 1;
-  d.nzmax = (size_t)n;
-  d.d = (size_t)n;
-  d.x = x;
-  d.xtype = CHOLMOD_REAL;
-  d.dtype = CHOLMOD_DOUBLE;
-  return d;
 }

@@ -8,7 +8,4 @@
  * inject failures) and silences its printing; idempotent */
 void cd_linalgInit(void);
 
-/* a cholmod_dense view of n doubles owned by the caller (no allocation) */
-cholmod_dense cd_denseView(double *x, int n);
-
 #endif
