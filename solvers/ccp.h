@@ -46,6 +46,9 @@ typedef struct cdCcpParams {
   double max_factor_flops; /* primal: no Newton step when a factorization of its matrix would take
                               more floating-point operations a contact (CHOLMOD's count after the
                               analysis); the warm start comes back unconverged. 0: no cap */
+  double cg_factor_flops;  /* primal: Newton steps by preconditioned conjugate gradients instead of a
+                              factorization when one would take more flops a contact than this
+                              (ccp_primal.c); 0: primal's default bound */
 } cdCcpParams;
 
 /* Nesterov accelerated projected gradient (solvers/ccp_apgd.c). Its work object carries the

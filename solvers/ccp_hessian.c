@@ -414,5 +414,6 @@ void cd_ccpHessianFree(cdCcpHessian *h) {
   cd_free(h->perm);
   cd_free(h->act);
   cd_free(h->bod);
+  cd_free(h->cgP);
   memset(h, 0, sizeof *h);
 }

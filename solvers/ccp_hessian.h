@@ -5,7 +5,8 @@
  * 6x6 body blocks: block (k, l) is nonzero exactly when a contact joins bodies k and l, so its
  * pattern depends only on the contact graph, not on D. CHOLMOD factors it (simplicial:
  * ccp_hessian.c says why); the symbolic analysis is kept and reused by the next steps while
- * their contacts join only body pairs the analysed pattern holds.
+ * their contacts join only body pairs the analysed pattern holds. Where the factor would fill in,
+ * ccp_hessian_cg.c solves with H by conjugate gradients instead, never assembling it.
  */
 #ifndef CD_CCP_HESSIAN_H
 #define CD_CCP_HESSIAN_H
@@ -40,6 +41,9 @@ typedef struct cdCcpHessian {
   int pinv_cap, pos_cap, scr_cap, perm_cap;
   cholmod_factor *L;  /* the analysis of Ap in its own order (and its numeric factor) */
   cholmod_dense *B, *X, *Y, *E; /* solve workspace */
+  double *cgP;        /* cd_ccpHessianCg's workspace: (nbody x 36) the block Jacobi factors, then
+                         four vectors (6 nbody each) */
+  size_t cg_cap;
   double flops;       /* CHOLMOD's flop count of one numeric factorization of the pattern */
   long analyses;      /* symbolic analyses done (over the object's life) */
 } cdCcpHessian;
@@ -53,6 +57,13 @@ int cd_ccpHessianPrepare(cdCcpHessian *h, const cdContactProblem *p);
 int cd_ccpHessianFactor(cdCcpHessian *h, const cdContactProblem *p, const double *D, const unsigned char *skip);
 /* x = H^-1 b (6 nbody each); x may alias b. CD_OK or CD_ERR_NOMEM. */
 int cd_ccpHessianSolve(cdCcpHessian *h, const double *b, double *x);
+/* x = H^-1 b approximately (ccp_hessian_cg.c): preconditioned conjugate gradients from x = 0,
+ * H applied matrix-free with D (9 ncon) and skip as above; stops at a preconditioned residual
+ * eta times b's, or after maxit products with H, counted in *products; x may alias b. Uses
+ * the mass blocks of cd_ccpHessianPrepare, not its pattern or factor. CD_OK, CD_ERR_NOMEM,
+ * CD_ERR_NUMERIC. */
+int cd_ccpHessianCg(cdCcpHessian *h, const cdContactProblem *p, const double *D, const unsigned char *skip,
+                    const double *b, double *x, double eta, int maxit, int *products);
 /* out = M x per body (6 nbody) */
 void cd_ccpHessianMassMul(const cdCcpHessian *h, const double *x, double *out);
 void cd_ccpHessianFree(cdCcpHessian *h);

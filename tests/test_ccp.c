@@ -10,7 +10,9 @@
  * The random problems below carry both forms of a problem (problem.h): the velocity-space one
  * (bodies, Jacobian blocks, v_f) and G built from it here by brute force. primal runs on each
  * form: in velocity space (as in a simulation) and, with nbody set to 0, in contact space (as on
- * a problem read from a file); "primal/G" below is the latter.
+ * a problem read from a file); "primal/G" below is the latter. "primal/cg" is the velocity-space
+ * primal with its Newton steps by conjugate gradients (ccp_hessian_cg.c), forced by a bound of
+ * 1e-300 flops a contact on the factorization, as a pile's fill makes it in a simulation.
  */
 #include <math.h>
 #include <string.h>
@@ -21,17 +23,29 @@
 #include "problem.h"
 #include "test.h"
 
-enum { SOLVER_APGD = 0, SOLVER_PGS = 1, SOLVER_IPM = 2, SOLVER_PRIMAL = 3, SOLVER_PRIMAL_G = 4, NSOLVER = 5 };
-static const char *const solverName[NSOLVER] = {"apgd", "pgs", "ipm", "primal", "primal/G"};
+enum {
+  SOLVER_APGD = 0,
+  SOLVER_PGS = 1,
+  SOLVER_IPM = 2,
+  SOLVER_PRIMAL = 3,
+  SOLVER_PRIMAL_G = 4,
+  SOLVER_PRIMAL_CG = 5,
+  NSOLVER = 6
+};
+static const char *const solverName[NSOLVER] = {"apgd", "pgs", "ipm", "primal", "primal/G", "primal/cg"};
 
 static int secondOrder(int s) { return s >= SOLVER_IPM; }
 
 /* runs one solver on p (lambda in p as the warm start); primal/G hides the velocity-space form */
 static int runSolver(int s, cdContactProblem *p, double tol, int maxit, cdSolveStats *st) {
-  cdCcpParams par = {tol, maxit, 0, 0.0};
+  cdCcpParams par = {tol, maxit, 0, 0.0, 0.0};
   if (s == SOLVER_APGD) return cd_ccpApgdSolve(p, &par, NULL, st);
   if (s == SOLVER_PGS) return cd_ccpPgsSolve(p, &par, st);
   if (s == SOLVER_PRIMAL) return cd_ccpPrimalSolve(p, &par, NULL, st);
+  if (s == SOLVER_PRIMAL_CG) {
+    par.cg_factor_flops = 1e-300;
+    return cd_ccpPrimalSolve(p, &par, NULL, st);
+  }
   if (s == SOLVER_PRIMAL_G) {
     int nb = p->nbody;
     p->nbody = 0;
@@ -319,7 +333,7 @@ CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
    * ones). At their defaults the second-order solvers converge in tens of steps. */
   rng r = {99};
   const double dt = 0.01;
-  int nsolved[NSOLVER] = {0}, ntrial = 24, npolished = 0, maxIpm = 0, maxNewton[2] = {0, 0};
+  int nsolved[NSOLVER] = {0}, ntrial = 24, npolished = 0, maxIpm = 0, maxNewton[3] = {0, 0, 0};
   double worst = 0.0;
   for (int trial = 0; trial < ntrial; trial++) {
     int nc = 3 + trial % 8, nb = 3 + trial % 2;
@@ -338,6 +352,11 @@ CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
       CHECK_MSG(st.converged, "trial %d (%d contacts) %s: residual %g after %d", trial, nc, solverName[s],
                 st.residual, st.iterations);
       nsolved[s] += st.converged;
+      /* the CG path factors nothing and counts each product with H besides the residual checks */
+      if (s == SOLVER_PRIMAL_CG)
+        CHECK_MSG(st.factorizations == 0 && st.products >= 2 * st.iterations + 1,
+                  "trial %d primal/cg: %d factorizations, %d products for %d Newton steps", trial, st.factorizations,
+                  st.products, st.iterations);
       cdConeResidual parts;
       cd_coneResidualOf(&p, p.lambda, cb[s], &parts);
       /* the reported residual is the returned answer's (primal computes c̄ through J, not G:
@@ -369,11 +388,11 @@ CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
       }
     cd_contactProblemFree(&p);
   }
-  printf("    random problems: apgd %d, pgs %d, ipm %d, primal %d, primal/G %d of %d solved; worst c̄ difference\n"
-         "    %.2g; at 1e-8 the interior point alone took <= %d steps (%d of %d needed the Gauss-Seidel polish),\n"
-         "    primal <= %d Newton steps, primal/G <= %d\n",
-         nsolved[0], nsolved[1], nsolved[2], nsolved[3], nsolved[4], ntrial, worst, maxIpm, npolished, ntrial,
-         maxNewton[0], maxNewton[1]);
+  printf("    random problems: apgd %d, pgs %d, ipm %d, primal %d, primal/G %d, primal/cg %d of %d solved; worst c̄\n"
+         "    difference %.2g; at 1e-8 the interior point alone took <= %d steps (%d of %d needed the Gauss-Seidel\n"
+         "    polish), primal <= %d Newton steps, primal/G <= %d, primal/cg <= %d\n",
+         nsolved[0], nsolved[1], nsolved[2], nsolved[3], nsolved[4], nsolved[5], ntrial, worst, maxIpm, npolished,
+         ntrial, maxNewton[0], maxNewton[1], maxNewton[2]);
 }
 
 CD_TEST(ccpImpulsesSolveTheVelocitySpacePrimal) {
