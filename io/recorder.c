@@ -75,22 +75,27 @@
  * Storage. Every per-frame and per-contact dataset is chunked, with the shuffle and deflate
  * filters when HDF5 has deflate (any reader opens it, no plugin), and has an unlimited
  * first dimension. A per-frame chunk holds 32 frames, or the largest power of two of
- * frames within 1 MiB (a frame beyond it is split along the bodies), so that a batch of 32
- * frames writes whole chunks; a contact chunk holds 4096 rows. The writer builds each
- * chunk itself (col_flush: gather, shuffle, io/deflate.c) and hands HDF5 the stored bytes
- * (H5Dwrite_chunk); the file's last, partly filled chunk of a column is kept in memory
- * (its tail) and written again, whole, with the next batch. zlib level 4 through HDF5's
- * filter was 85% of the writing, 10-14 ms for a frame of the 1000-sphere pile (S2 10,
- * 2,050 contacts, 570 kB of rows); the encoder of io/deflate.c writes the same frames
- * 3-4x faster into files 0.2% larger (S2 10, 200 frames at 20 iterations: 57.31 against
- * 57.22 MB).
+ * frames within 256 KiB (a frame beyond it is split along the bodies); a contact chunk
+ * holds 4096 rows. The writer builds each chunk itself (col_flush: gather, shuffle,
+ * io/deflate.c) and hands HDF5 the stored bytes (H5Dwrite_chunk); the file's last, partly
+ * filled chunk of a column is kept in memory (its tail) and written again, whole, with
+ * the next batch. zlib level 4 through HDF5's filter was 85% of the writing, 10-14 ms for
+ * a frame of the 1000-sphere pile (S2 10, 2,050 contacts, 570 kB of rows), and the writer
+ * fell behind steps faster than that; io/deflate.c writes the same frames in 2.5-4 ms
+ * (S2 10 at 20 iterations, 200 frames: 57.48 MB against zlib's 57.22 MB, +0.5%).
+ * Chunks of 256 KiB rather than 1 MiB make a batch of the pile's frames whole sooner
+ * (8 frames), and keep its Huffman blocks as good (57.31 MB with 1 MiB; 128 KiB: 57.78).
  * The writer runs beside the steps, so its cost is the second core's.
  * Objects carry no modification times, so the same frames give the same dataset bytes.
  *
  * Threads. The main thread copies each frame into one of two buffers (col_push and
  * col_rows: 680,000 instructions, about 0.2 ms, a frame on that pile) and goes on
- * stepping; a writer thread writes the other buffer. A batch is handed over at 32 frames, 64 MiB or 5 s since the last one, after
- * the writer has finished the batch before (so at most two batches are in memory). Each
+ * stepping; a writer thread writes the other buffer. A batch is handed over at 32 frames,
+ * 64 MiB or 5 s since the last one, after the writer has finished the batch before (so at
+ * most two batches are in memory); and sooner, to an idle writer, once it holds 1 MiB and
+ * whole per-frame chunks. The last batch is written at close while nothing else runs: on
+ * the pile with 32-frame batches that wait was most of recording's cost in a 60-step run
+ * (every frame / last only 1.65x at 20 iterations; 1.19x with early batches). Each
  * batch ends with H5Fflush(H5F_SCOPE_GLOBAL): between batches the file on disk is
  * complete and consistent. Only one thread calls HDF5 at a time: the writer while a batch
  * is pending; the main thread at open, and after writer_wait (the summary, the creation
@@ -144,13 +149,16 @@
 #endif
 
 enum {
-  CD_REC_BATCH = 32,             /* frames per batch (a multiple of the frames of a chunk) */
+  CD_REC_BATCH = 32,             /* frames per batch at most (a multiple of the frames of a chunk) */
   CD_REC_CONTACT_CHUNK = 4096,  /* contact rows per chunk */
-  CD_REC_CHUNK_BYTES = 1 << 20,  /* largest per-frame chunk, bytes */
+  CD_REC_CHUNK_BYTES = 1 << 18,  /* largest per-frame chunk, bytes */
   CD_REC_DEFLATE = 1               /* the level the file records: readers ignore it, and
                                       * io/deflate.c's encoder has none (its header says fastest) */
 };
 #define CD_REC_BATCH_BYTES (64.0 * 1024 * 1024) /* a batch is handed over sooner past this */
+/* and sooner still to an idle writer once it holds this much and whole per-frame chunks:
+ * the last batch, which no step overlaps, is all the writing a run waits for at close */
+#define CD_REC_EARLY_BYTES (1024.0 * 1024)
 #define CD_REC_FLUSH_SECONDS 5.0
 
 /* the datasets written frame by frame, in file creation order */
@@ -227,6 +235,7 @@ struct cdRecorder {
   int *box_body;         /* (nbox) their body indices */
   long nframe;           /* frames accepted (in the file or buffered) */
   int nbatch;            /* frames buffered in buf[fill] */
+  hsize_t frame_chunk;   /* frames of the smallest per-frame chunk (a power of two) */
   double batch_bytes;    /* bytes buffered in buf[fill] */
   int64_t ncontact;      /* contacts accepted */
   int deflate;           /* chunks are shuffled and deflated (HDF5 has the deflate filter) */
@@ -798,6 +807,7 @@ static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo 
     cdColumn *c = &r->col[i];
     if (i == COL_BOX_VERTICES && r->nbox == 0) continue;
     if (col_create(r, c, i >= COL_NFRAME_COLS, 0, NULL)) return -1;
+    if (i < COL_NFRAME_COLS && (r->frame_chunk == 0 || c->chunk_rows < r->frame_chunk)) r->frame_chunk = c->chunk_rows;
     /* per-frame rows: a batch in each buffer; contact rows grow as they come */
     size_t cap = i < COL_NFRAME_COLS ? CD_REC_BATCH : 0;
     for (int f = 0; cap && f < 2; f++) {
@@ -964,6 +974,15 @@ static void box_corners(const cdBodyDef *b, const double *x, const double *R, do
   }
 }
 
+/* 1 when the writer thread runs and has no batch */
+static int writer_idle(cdRecorder *r) {
+  if (!r->threaded) return 0;
+  pthread_mutex_lock(&r->mu);
+  int idle = !r->pending;
+  pthread_mutex_unlock(&r->mu);
+  return idle;
+}
+
 /* 1 once a batch write failed (the writer says so between frames) */
 static int recorder_failed(cdRecorder *r) {
   if (!r->threaded) return r->failed;
@@ -1057,7 +1076,8 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
   r->batch_bytes += (double)(nb * 13 + 24 * (size_t)r->nbox) * sizeof(double) + 176.0 * ncon;
 
   if (r->nbatch >= CD_REC_BATCH || r->batch_bytes >= CD_REC_BATCH_BYTES ||
-      seconds_since(&r->last_batch) >= CD_REC_FLUSH_SECONDS)
+      seconds_since(&r->last_batch) >= CD_REC_FLUSH_SECONDS ||
+      (r->batch_bytes >= CD_REC_EARLY_BYTES && (hsize_t)r->nbatch % r->frame_chunk == 0 && writer_idle(r)))
     return batch_submit(r);
   return 0;
 }
