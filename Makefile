@@ -125,7 +125,7 @@ $(FUZZ_DIR)/%.o: %.c | depcheck
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=c11 $(FUZZ_OPT) -fsanitize=fuzzer $(WARN) -o $@ $^ $(LIBS)
 
-fuzz: $(FUZZ_DIR)/fuzz_scene $(FUZZ_DIR)/fuzz_step
+fuzz: $(FUZZ_DIR)/fuzz_scene $(FUZZ_DIR)/fuzz_step $(FUZZ_DIR)/fuzz_deflate
 	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds/scene $(FUZZ_DIR)/seeds/step \
 	  $(FUZZ_DIR)/corpus/scene $(FUZZ_DIR)/corpus/step
 	@for f in scenes/*.json; do b=$$(basename $$f .json); \
@@ -138,6 +138,9 @@ fuzz: $(FUZZ_DIR)/fuzz_scene $(FUZZ_DIR)/fuzz_step
 	$(FUZZ_DIR)/fuzz_step -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=60 -rss_limit_mb=4096 \
 	  -dict=tests/fuzz/scene.dict -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-step- \
 	  $(FUZZ_DIR)/corpus/step $(FUZZ_DIR)/seeds/step tests/fuzz/regressions
+	@mkdir -p $(FUZZ_DIR)/corpus/deflate
+	$(FUZZ_DIR)/fuzz_deflate -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -timeout=20 -rss_limit_mb=4096 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-deflate- $(FUZZ_DIR)/corpus/deflate $(FUZZ_DIR)/seeds/step
 
 -include $(FUZZ_LIB_OBJ:.o=.d)
 
