@@ -22,6 +22,7 @@
 #include "alloc.h"
 #include "backend.h"
 #include "ccp_hessian.h"
+#include "ccp_velocity.h"
 
 /* the 6x6 block Jacobi factors: per body the lower Cholesky factor of P_k, row-major (36) */
 static int blockJacobi(cdCcpHessian *h, const cdContactProblem *p, const double *D, const unsigned char *skip) {
@@ -94,24 +95,11 @@ static void hessianMul(const cdCcpHessian *h, const cdContactProblem *p, const d
   cd_ccpHessianMassMul(h, d, q);
   for (int i = 0; i < p->ncon; i++) {
     if (skip[i]) continue;
-    double s[3] = {0, 0, 0}, t[3];
-    for (int si = 0; si < 2; si++) {
-      int k = p->cbody[2 * i + si];
-      if (k < 0) continue;
-      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si], *dk = &d[6 * (size_t)k];
-      for (int r = 0; r < 3; r++)
-        s[r] += J[6 * r] * dk[0] + J[6 * r + 1] * dk[1] + J[6 * r + 2] * dk[2] + J[6 * r + 3] * dk[3] +
-                J[6 * r + 4] * dk[4] + J[6 * r + 5] * dk[5];
-    }
+    double s[3], t[3];
+    cd_ccpContactJ(p, i, d, s);
     const double *Di = &D[9 * (size_t)i];
     for (int r = 0; r < 3; r++) t[r] = Di[3 * r] * s[0] + Di[3 * r + 1] * s[1] + Di[3 * r + 2] * s[2];
-    for (int si = 0; si < 2; si++) {
-      int k = p->cbody[2 * i + si];
-      if (k < 0) continue;
-      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si];
-      double *qk = &q[6 * (size_t)k];
-      for (int e = 0; e < 6; e++) qk[e] += J[e] * t[0] + J[6 + e] * t[1] + J[12 + e] * t[2];
-    }
+    cd_ccpContactJt(p, i, t, q);
   }
 }
 

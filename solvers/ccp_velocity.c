@@ -6,16 +6,7 @@
 /* out (6 nb) = J^T l */
 void cd_ccpJtMul(const cdContactProblem *p, const double *l, double *out) {
   memset(out, 0, 6 * (size_t)p->nbody * sizeof(double));
-  for (int i = 0; i < p->ncon; i++) {
-    const double *li = &l[3 * i];
-    for (int s = 0; s < 2; s++) {
-      int k = p->cbody[2 * i + s];
-      if (k < 0) continue;
-      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)s];
-      double *o = &out[6 * (size_t)k];
-      for (int e = 0; e < 6; e++) o[e] += J[e] * li[0] + J[6 + e] * li[1] + J[12 + e] * li[2];
-    }
-  }
+  for (int i = 0; i < p->ncon; i++) cd_ccpContactJt(p, i, &l[3 * i], out);
 }
 
 /* x (6 nb) <- M^-1 x */
@@ -35,15 +26,8 @@ void cd_ccpMinvMul(const cdContactProblem *p, double *x) {
 /* y (3 nc) = J x (+ g when add) */
 void cd_ccpJMul(const cdContactProblem *p, const double *x, double *y, int add) {
   for (int i = 0; i < p->ncon; i++) {
-    double s[3] = {0, 0, 0};
-    for (int si = 0; si < 2; si++) {
-      int k = p->cbody[2 * i + si];
-      if (k < 0) continue;
-      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si], *xk = &x[6 * (size_t)k];
-      for (int r = 0; r < 3; r++)
-        s[r] += J[6 * r] * xk[0] + J[6 * r + 1] * xk[1] + J[6 * r + 2] * xk[2] + J[6 * r + 3] * xk[3] +
-                J[6 * r + 4] * xk[4] + J[6 * r + 5] * xk[5];
-    }
+    double s[3];
+    cd_ccpContactJ(p, i, x, s);
     for (int r = 0; r < 3; r++) y[3 * i + r] = s[r] + (add ? p->g[3 * i + r] : 0.0);
   }
 }
