@@ -68,6 +68,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "ccp_velocity.h"
 #include "lcp_bgs.h"
 #include "lcp_lemke.h"
 #include "lcp_newton.h"
@@ -173,6 +174,36 @@ void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *al
   double det = cross2(dk, dl); /* +-sin(2 pi / m) */
   alpha[k] = fmax(0.0, cross2(lt, dl) / det);
   alpha[l] = fmax(0.0, cross2(dk, lt) / det);
+}
+
+size_t cd_lcpDelassusScratch(const cdContactProblem *p) {
+  if (p->nbody <= 0 || !p->J || !p->JM || !p->cbody || p->delassus_pending) return 0;
+  /* multiply-adds: 18 a block of J^T and of J M^-1 (two a contact, one on the ground) and the
+   * zeroing of J^T x, against 9 a block of G */
+  double body = 72.0 * p->ncon + 6.0 * p->nbody, assembled = 9.0 * p->G.rowptr[p->ncon];
+  return body < assembled ? 6 * (size_t)p->nbody : 0;
+}
+
+void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, double *wb) {
+  if (!wb || !cd_lcpDelassusScratch(p)) {
+    cd_blockMatrixMul(&p->G, x, y);
+    return;
+  }
+  int nc = p->ncon;
+  memset(wb, 0, 6 * (size_t)p->nbody * sizeof *wb);
+  for (int i = 0; i < nc; i++) cd_ccpContactJt(p, i, &x[3 * i], wb);
+  for (int i = 0; i < nc; i++) {
+    double *yi = &y[3 * i];
+    yi[0] = yi[1] = yi[2] = 0.0;
+    for (int si = 0; si < 2; si++) {
+      int k = p->cbody[2 * i + si];
+      if (k < 0) continue;
+      const double *JM = &p->JM[36 * (size_t)i + 18 * (size_t)si], *wk = &wb[6 * (size_t)k];
+      for (int r = 0; r < 3; r++)
+        yi[r] += JM[6 * r] * wk[0] + JM[6 * r + 1] * wk[1] + JM[6 * r + 2] * wk[2] + JM[6 * r + 3] * wk[3] +
+                 JM[6 * r + 4] * wk[4] + JM[6 * r + 5] * wk[5];
+    }
+  }
 }
 
 /* u = G lambda(z) + g into work + 3 ncon; returns it */

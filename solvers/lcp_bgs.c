@@ -438,7 +438,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdBgsCluster cw = {cd_malloc(3 * (size_t)nc * sizeof(int)), NULL,
                      cd_malloc((2 * (size_t)n + 4 * (size_t)nc) * sizeof(double)), NULL};
   double *zsub = cd_malloc(2 * (size_t)n * sizeof *zsub); /* (n) a subspace candidate, (n) the iterate it replaced */
-  void *sw = cd_malloc(cd_lcpSubspaceWorkSize(nc, m));
+  void *sw = cd_malloc(cd_lcpSubspaceWorkSize(p, m));
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.w || !zsub || !sw) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
     cd_free(zsub), cd_free(sw);

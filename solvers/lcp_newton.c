@@ -159,6 +159,8 @@ struct cdLcpNewton {
   double *sq;   /* sqrt(meff_i) */
   double *lam;  /* (3 ccap) */
   double *wl, *wu; /* (3 ccap) productK's scratch */
+  double *wb;      /* (wbcap) cd_lcpDelassusMul's scratch, NULL when it needs none */
+  size_t wbcap;
   double *u;    /* (3 ccap) c = G lambda + g */
   double *viol; /* contact residuals (m/s) */
   int *cand;    /* the best iterate's violators, largest first */
@@ -222,14 +224,15 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col);
   cd_free(s->mode), cd_free(s->turn), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq);
-  cd_free(s->lam), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
+  cd_free(s->lam), cd_free(s->wb), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb);
   cd_free(s);
 }
 
-static int reserveContacts(cdLcpNewton *s, int nc, int m) {
+static int reserveContacts(cdLcpNewton *s, const cdContactProblem *p, int m) {
+  int nc = p->ncon;
   if (nc > s->ccap) {
     size_t n = (size_t)nc;
     if (cd_grow(&s->mode, n, 1) || cd_grow(&s->turn, n, 1) || cd_grow(&s->kdir, n, sizeof(int)) || cd_grow(&s->off, n + 1, sizeof(int)) ||
@@ -242,6 +245,11 @@ static int reserveContacts(cdLcpNewton *s, int nc, int m) {
         cd_grow(&s->rank, n, sizeof *s->rank))
       return -1;
     s->ccap = nc;
+  }
+  size_t nb = cd_lcpDelassusScratch(p);
+  if (nb > s->wbcap) {
+    if (cd_grow(&s->wb, nb, sizeof(double))) return -1;
+    s->wbcap = nb;
   }
   size_t nz = (size_t)cd_lcpSize(nc, m);
   if (nz > s->zcap) {
@@ -384,8 +392,8 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   return 0;
 }
 
-/* y = K x = S C G B S x, K without its regularisation, through G (one product; s->wl and
- * s->wu are its scratch) */
+/* y = K x = S C G B S x, K without its regularisation, through G (one product,
+ * cd_lcpDelassusMul; s->wl, s->wu and s->wb are its scratch) */
 static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x, double *y) {
   int nc = p->ncon;
   for (int i = 0; i < nc; i++) {
@@ -397,7 +405,7 @@ static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x,
       l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
     }
   }
-  cd_blockMatrixMul(&p->G, s->wl, s->wu);
+  cd_lcpDelassusMul(p, s->wl, s->wu, s->wb);
   for (int i = 0; i < nc; i++) {
     const double *C = &s->C[9 * i], *u = &s->wu[3 * i];
     double *yi = &y[s->off[i]];
@@ -573,7 +581,7 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
       l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
     }
   }
-  cd_blockMatrixMul(&p->G, s->lam, s->u);
+  cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
   for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
   double res = 0.0;
   for (int i = 0; i < nc; i++) {
@@ -833,13 +841,13 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     if (stats) *stats = st;
     return CD_OK;
   }
-  if (reserveContacts(s, nc, m)) return CD_ERR_NOMEM;
+  if (reserveContacts(s, p, m)) return CD_ERR_NOMEM;
   double vs = cd_contactProblemVelocityScale(p);
   for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i)), s->turn[i] = stickFrame(p, i);
 
   /* the first modes: read off the start and its velocities */
   cd_lcpLambdaFromZ(nc, m, D, z, s->lam);
-  cd_blockMatrixMul(&p->G, s->lam, s->u);
+  cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
   for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
   st.products++;
   for (int i = 0; i < nc; i++) {

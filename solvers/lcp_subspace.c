@@ -26,7 +26,7 @@
  * the inverse of each contact's block R_i G_ii Q_i, at most max_iter products with G a pass, stopping
  * once ||R u||_2 <= tolerance or a restart gains nothing. GMRES minimises the true residual
  * over its Krylov space, so a singular or inconsistent system (a wrong active set) costs
- * progress but cannot blow the iterate up; each product is one cd_blockMatrixMul, O(nnz(G)),
+ * progress but cannot blow the iterate up; each product is one cd_lcpDelassusMul (G, or J M^-1 J^T where cheaper),
  * the work of a third of a sweep, and memory is about (RESTART + 9) 3 ncon + ncon (m + 2)
  * doubles.
  * Active-set passes: the active set read off the iterate can be wrong where the sweeps have
@@ -83,14 +83,15 @@ typedef struct {
   double s[2];  /* SLIDING: lambda_T = lambda_n s (mu d_a, or the current ratio) */
 } cdSubspaceContact;
 
-size_t cd_lcpSubspaceWorkSize(int ncon, int m) {
+size_t cd_lcpSubspaceWorkSize(const cdContactProblem *p, int m) {
   /* x, r, w, lambda (3 ncon each), the Krylov basis (RESTART + 1 vectors of 3 ncon), the
    * inverse diagonal blocks (9 ncon); the Hessenberg matrix, its rotations and right-hand
-   * side; a candidate z (ncon (m + 2)); the contacts' active sets */
-  size_t n3 = 3 * (size_t)ncon;
-  return (4 * n3 + (RESTART + 1) * n3 + 9 * (size_t)ncon) * sizeof(double) +
-         ((RESTART + 1) * RESTART + 3 * (RESTART + 1)) * sizeof(double) + (size_t)cd_lcpSize(ncon, m) * sizeof(double) +
-         (size_t)ncon * sizeof(cdSubspaceContact);
+   * side; a candidate z (ncon (m + 2)); the scratch of the products (cd_lcpDelassusMul); the
+   * contacts' active sets */
+  size_t ncon = (size_t)p->ncon, n3 = 3 * ncon;
+  return (4 * n3 + (RESTART + 1) * n3 + 9 * ncon) * sizeof(double) +
+         ((RESTART + 1) * RESTART + 3 * (RESTART + 1)) * sizeof(double) + (size_t)cd_lcpSize(p->ncon, m) * sizeof(double) +
+         cd_lcpDelassusScratch(p) * sizeof(double) + ncon * sizeof(cdSubspaceContact);
 }
 
 /* the impulse lambda_i = Q_i x_i of the free components x_i (3 slots a contact) */
@@ -124,12 +125,12 @@ static void restrictOne(const cdSubspaceContact *c, const double *D, const doubl
   }
 }
 
-/* y = R G Q x (lam: scratch) */
+/* y = R G Q x (lam: scratch; wb: cd_lcpDelassusMul's) */
 static void apply(const cdContactProblem *p, const cdSubspaceContact *con, const double *D, const double *x, double *lam,
-                  double *y) {
+                  double *wb, double *y) {
   int nc = p->ncon;
   for (int i = 0; i < nc; i++) expandOne(&con[i], p->mu[i], D, &x[3 * i], &lam[3 * i]);
-  cd_blockMatrixMul(&p->G, lam, y);
+  cd_lcpDelassusMul(p, lam, y, wb);
   for (int i = 0; i < nc; i++) {
     double u[3] = {y[3 * i], y[3 * i + 1], y[3 * i + 2]};
     restrictOne(&con[i], D, u, &y[3 * i]);
@@ -138,8 +139,8 @@ static void apply(const cdContactProblem *p, const cdSubspaceContact *con, const
 
 /* r = -R (G Q x + g) */
 static void residual(const cdContactProblem *p, const cdSubspaceContact *con, const double *D, const double *x,
-                     double *lam, double *r) {
-  apply(p, con, D, x, lam, r);
+                     double *lam, double *wb, double *r) {
+  apply(p, con, D, x, lam, wb, r);
   for (int i = 0; i < p->ncon; i++) {
     double rg[3];
     restrictOne(&con[i], D, &p->g[3 * i], rg);
@@ -201,7 +202,7 @@ static void precondition(const double *Pinv, int nc, const double *v, double *ou
 /* zout = the LCP iterate of x projected onto the LCP's cones: lambda_n >= 0, friction in
  * the polygon; beta the slip speed where the friction is on it (lam, w: scratch) */
 static void project(const cdContactProblem *p, int m, const double *D, const cdSubspaceContact *con, const double *z,
-                    const double *x, double *zout, double *lam, double *w) {
+                    const double *x, double *zout, double *lam, double *wb, double *w) {
   int nc = p->ncon;
   memset(zout, 0, (size_t)cd_lcpSize(nc, m) * sizeof *zout);
   for (int i = 0; i < nc; i++) {
@@ -235,7 +236,7 @@ static void project(const cdContactProblem *p, int m, const double *D, const cdS
   /* beta: zero where the friction is inside the polygon (complementary to mu lambda_n -
    * e^T alpha > 0), else the slip speed at the new velocities */
   cd_lcpLambdaFromZ(nc, m, D, zout, lam);
-  cd_blockMatrixMul(&p->G, lam, w);
+  cd_lcpDelassusMul(p, lam, w, wb);
   for (int i = 0; i < nc; i++) {
     double u1 = w[3 * i + 1] + p->g[3 * i + 1], u2 = w[3 * i + 2] + p->g[3 * i + 2], beta = 0.0, sum = 0.0;
     for (int l = 0; l < m; l++) sum += zout[nc + m * i + l];
@@ -257,7 +258,7 @@ static double dot(const double *a, const double *b, int n) {
 /* GMRES workspace: the Krylov basis, the Hessenberg matrix, its rotations and right-hand
  * side, and three vectors of 3 ncon */
 typedef struct {
-  double *r, *w, *lam, *V, *H, *cs, *sn, *gv;
+  double *r, *w, *lam, *V, *H, *cs, *sn, *gv, *wb;
 } cdGmresWork;
 
 /* restarted GMRES on R G Q x = -R g from x, right-preconditioned by Pinv (the residual it
@@ -266,8 +267,8 @@ typedef struct {
 static int gmres(const cdContactProblem *p, const cdSubspaceContact *con, const double *D, const double *Pinv,
                  double *x, int max_iter, double tolerance, const cdGmresWork *g) {
   int nc = p->ncon, n3 = 3 * nc, iters = 0;
-  double *r = g->r, *w = g->w, *lam = g->lam, *V = g->V, *H = g->H, *cs = g->cs, *sn = g->sn, *gv = g->gv;
-  residual(p, con, D, x, lam, r);
+  double *r = g->r, *w = g->w, *lam = g->lam, *V = g->V, *H = g->H, *cs = g->cs, *sn = g->sn, *gv = g->gv, *wb = g->wb;
+  residual(p, con, D, x, lam, wb, r);
   double rn = sqrt(dot(r, r, n3));
   while (iters < max_iter && rn > tolerance) {
     for (int k = 0; k < n3; k++) V[k] = r[k] / rn;
@@ -277,7 +278,7 @@ static int gmres(const cdContactProblem *p, const cdSubspaceContact *con, const 
     for (; j < RESTART && iters < max_iter; j++) {
       double *vj = &V[(size_t)j * (size_t)n3], *vn = vj + n3, *h = &H[(size_t)j * (RESTART + 1)];
       precondition(Pinv, nc, vj, w);
-      apply(p, con, D, w, lam, vn);
+      apply(p, con, D, w, lam, wb, vn);
       iters++;
       for (int i = 0; i <= j; i++) { /* modified Gram-Schmidt */
         const double *vi = &V[(size_t)i * (size_t)n3];
@@ -318,7 +319,7 @@ static int gmres(const cdContactProblem *p, const cdSubspaceContact *con, const 
     }
     precondition(Pinv, nc, r, w);
     for (int k = 0; k < n3; k++) x[k] += w[k];
-    residual(p, con, D, x, lam, r);
+    residual(p, con, D, x, lam, wb, r);
     double rnew = sqrt(dot(r, r, n3));
     if (!(rnew < rn)) break; /* stagnation (or a NaN): no further progress to expect */
     rn = rnew;
@@ -463,9 +464,9 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
   double *x = work, *r = x + n3, *w = r + n3, *lam = w + n3, *V = lam + n3;
   double *Pinv = V + (size_t)(RESTART + 1) * (size_t)n3;
   double *H = Pinv + 9 * (size_t)nc, *cs = H + (RESTART + 1) * RESTART, *sn = cs + RESTART + 1, *gv = sn + RESTART + 1;
-  double *zc = gv + RESTART + 1;
-  cdSubspaceContact *con = (cdSubspaceContact *)(zc + n);
-  cdGmresWork gw = {r, w, lam, V, H, cs, sn, gv};
+  double *zc = gv + RESTART + 1, *wb = cd_lcpDelassusScratch(p) ? zc + n : NULL;
+  cdSubspaceContact *con = (cdSubspaceContact *)(zc + n + cd_lcpDelassusScratch(p));
+  cdGmresWork gw = {r, w, lam, V, H, cs, sn, gv, wb};
   cdLcpSubspaceStats st = {0};
 
   /* the active set, and x = the free components of the iterate */
@@ -507,7 +508,7 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
     preconditioner(p, con, D, Pinv);
     st.iterations += gmres(p, con, D, Pinv, x, max_iter, tolerance, &gw);
     st.passes++;
-    project(p, m, D, con, z, x, zc, lam, w);
+    project(p, m, D, con, z, x, zc, lam, wb, w);
     double res = cd_lcpResidual(p, m, D, zc, V);
     if (res < best) { /* (a NaN is never kept) */
       memcpy(zout, zc, (size_t)n * sizeof *zout);
@@ -515,7 +516,7 @@ void cd_lcpSubspaceStep(const cdContactProblem *p, int m, const double *D, const
     }
     if (pass + 1 == SUBSPACE_PASSES) break;
     for (int i = 0; i < nc; i++) expandOne(&con[i], p->mu[i], D, &x[3 * i], &lam[3 * i]);
-    cd_blockMatrixMul(&p->G, lam, w);
+    cd_lcpDelassusMul(p, lam, w, wb);
     /* the violations first (on copies), then the update of the contacts within a factor
      * UPDATE_SHARE of the largest: changing every violator at once cycles, since one
      * contact's change moves its neighbours' velocities */

@@ -9,9 +9,9 @@
 
 #include "problem.h"
 
-/* bytes of workspace cd_lcpSubspaceStep needs for ncon contacts and m directions (aligned
- * for double) */
-size_t cd_lcpSubspaceWorkSize(int ncon, int m);
+/* bytes of workspace cd_lcpSubspaceStep needs for p's contacts and m directions (aligned
+ * for double; after cd_contactProblemDelassus, for cd_lcpDelassusScratch) */
+size_t cd_lcpSubspaceWorkSize(const cdContactProblem *p, int m);
 
 typedef struct cdLcpSubspaceStats {
   int iterations; /* GMRES iterations (products with G), all passes */

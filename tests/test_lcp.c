@@ -1006,7 +1006,7 @@ CD_TEST(lcpSubspaceStepOnTheSolutionsActiveSetLandsOnTheSolution) {
     CHECK(randomProblem(&p, nc, 8, 0.1, 0.6, NULL, NULL) == 0);
     double D[16], *A = malloc(((size_t)n * n + 4 * (size_t)n) * sizeof *A), *b = A + (size_t)n * n;
     double *zs = b + n, *zp = zs + n, *zo = zp + n, lam1[24], lam2[24], work[48];
-    void *lw = malloc(cd_lemkeWorkSize(n)), *sw = malloc(cd_lcpSubspaceWorkSize(nc, m));
+    void *lw = malloc(cd_lemkeWorkSize(n)), *sw = malloc(cd_lcpSubspaceWorkSize(&p, m));
     CHECK(A && lw && sw);
     if (!A || !lw || !sw) return;
     cd_lcpDirections(m, D);

@@ -5,9 +5,13 @@
  * polygonal cone. Semi-implicit Euler with an exactly solved LCP reproduces the discrete
  * answers to roundoff, so the tolerances are the solver tolerance propagated, not the
  * integrator's error. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lcp.h"
+#include "problem.h"
 #include "simtest.h"
 #include "test.h"
 
@@ -190,6 +194,20 @@ CD_TEST(lcpSphereRollingOnFlatGroundKeepsItsSpeed) {
   cd_simFree(&sim);
 }
 
+/* a stack of k cubes (0.2 m, 1 kg) resting exactly on each other on the ground, 200 steps */
+static void stackScene(char *scene, size_t size, int k) {
+  int len = snprintf(scene, size,
+                     "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 200,"
+                     " \"ground\": {\"height\": 0, \"material\": \"m\"},"
+                     " \"materials\": {\"m\": {\"friction\": 0.5}}, \"bodies\": [");
+  for (int b = 0; b < k; b++)
+    len += snprintf(scene + len, size - (size_t)len,
+                    "%s{\"name\": \"c%d\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1,"
+                    " \"position\": [0, 0, %.17g], \"material\": \"m\"}",
+                    b ? ", " : "", b, 0.1 + 0.2 * b);
+  snprintf(scene + len, size - (size_t)len, "]}");
+}
+
 CD_TEST(lcpStackOfTenCubesStandsStill) {
   /* ten cubes resting exactly on each other (gaps 0), 40 contacts, n = 240: the default
    * picks Lemke. Each step's LCP gives v+ = 0 to its residual. On this nearly degenerate
@@ -200,16 +218,7 @@ CD_TEST(lcpStackOfTenCubesStandsStill) {
    * and the phi/dt stabilisation pulls penetration back each step; 1e-7 m is asserted
    * (measured 1.3e-8 m), with every step's residual <= 1e-7. */
   char scene[4096];
-  int len = snprintf(scene, sizeof scene,
-                     "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 200,"
-                     " \"ground\": {\"height\": 0, \"material\": \"m\"},"
-                     " \"materials\": {\"m\": {\"friction\": 0.5}}, \"bodies\": [");
-  for (int b = 0; b < 10; b++)
-    len += snprintf(scene + len, sizeof scene - (size_t)len,
-                    "%s{\"name\": \"c%d\", \"shape\": \"cube\", \"size\": 0.2, \"mass\": 1,"
-                    " \"position\": [0, 0, %.17g], \"material\": \"m\"}",
-                    b ? ", " : "", b, 0.1 + 0.2 * b);
-  snprintf(scene + len, sizeof scene - (size_t)len, "]}");
+  stackScene(scene, sizeof scene, 10);
   cdSim sim;
   if (cd_simMake(&sim, scene, "lcp", NULL)) return;
   double x0[30];
@@ -274,5 +283,53 @@ CD_TEST(lcpPolygonalConeBiasOfASlidingCubeShrinksWithM) {
       prev = dev;
       cd_simFree(&sim);
     }
+  }
+}
+
+CD_TEST(lcpDelassusProductThroughTheBodiesIsG) {
+  /* cd_lcpDelassusMul takes y = (J M^-1)(J^T x) where that is cheaper than G x, and G x
+   * otherwise. On the 10-cube stack (40 contacts, 4 a face: ~12 blocks a row of G, 9
+   * multiply-adds each, against 72 a contact through the bodies) it must take the bodies'
+   * form and agree with G to roundoff: each entry is a sum of ~50 products of entries of J
+   * M^-1 and J, so 1e-13 of ||G||_inf ||x||_inf bounds it (eps 2.2e-16 times the terms and
+   * their magnitudes). On one sphere (one contact, one block) it must keep G, bit for bit. */
+  char scene[4096];
+  stackScene(scene, sizeof scene, 10);
+  const char *sphere =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 2,"
+      " \"ground\": {\"height\": 0, \"material\": \"m\"}, \"materials\": {\"m\": {\"friction\": 0.5}},"
+      " \"bodies\": [{\"name\": \"s\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+      " \"position\": [0, 0, 0.1], \"material\": \"m\"}]}";
+  const char *scenes[2] = {scene, sphere};
+  for (int sc = 0; sc < 2; sc++) {
+    cdSim sim;
+    if (cd_simMake(&sim, scenes[sc], "lcp", NULL)) return;
+    CHECK(cd_simStep(&sim) == 0);
+    cdContactProblem *p = &sim.world->cp;
+    CHECK(p->ncon == (sc ? 1 : 40) && cd_contactProblemDelassus(p) == 0);
+    size_t nb = cd_lcpDelassusScratch(p);
+    CHECK(nb == (sc ? 0 : 6 * (size_t)p->nbody));
+    int n3 = 3 * p->ncon;
+    double *x = malloc(3 * (size_t)n3 * sizeof *x + (nb ? nb : 1) * sizeof *x), *y1 = x + n3, *y2 = y1 + n3;
+    double *wb = nb ? y2 + n3 : NULL, xmax = 0.0, gmax = 0.0, err = 0.0;
+    CHECK(x != NULL);
+    if (!x) return;
+    for (int k = 0; k < n3; k++) x[k] = sin(1.7 * k + 0.3), xmax = fmax(xmax, fabs(x[k]));
+    for (int i = 0; i < p->ncon; i++)
+      for (int r = 0; r < 3; r++) {
+        double row = 0.0;
+        for (int t = p->G.rowptr[i]; t < p->G.rowptr[i + 1]; t++)
+          for (int c = 0; c < 3; c++) row += fabs(p->G.val[9 * (size_t)t + 3 * r + c]);
+        gmax = fmax(gmax, row);
+      }
+    cd_blockMatrixMul(&p->G, x, y1);
+    cd_lcpDelassusMul(p, x, y2, wb);
+    for (int k = 0; k < n3; k++) err = fmax(err, fabs(y1[k] - y2[k]));
+    printf("    %s: %d contacts, %d blocks of G, %s form, max |G x - product| %.2e (||G|| ||x|| %.2e)\n",
+           sc ? "one sphere" : "10-cube stack", p->ncon, p->G.rowptr[p->ncon], nb ? "bodies'" : "G's", err, gmax * xmax);
+    if (sc) CHECK(err == 0.0);
+    else CHECK_MSG(err <= 1e-13 * gmax * xmax, "max difference %.3g", err);
+    free(x);
+    cd_simFree(&sim);
   }
 }
