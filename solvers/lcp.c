@@ -68,7 +68,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "ccp_velocity.h"
 #include "lcp_bgs.h"
 #include "lcp_lemke.h"
 #include "lcp_newton.h"
@@ -190,8 +189,18 @@ void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, do
     return;
   }
   int nc = p->ncon;
+  /* wb = J^T x (cd_ccpContactJt's sum, with the impulse in locals: no reloads through wb) */
   memset(wb, 0, 6 * (size_t)p->nbody * sizeof *wb);
-  for (int i = 0; i < nc; i++) cd_ccpContactJt(p, i, &x[3 * i], wb);
+  for (int i = 0; i < nc; i++) {
+    double l0 = x[3 * i], l1 = x[3 * i + 1], l2 = x[3 * i + 2];
+    for (int si = 0; si < 2; si++) {
+      int k = p->cbody[2 * i + si];
+      if (k < 0) continue;
+      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si];
+      double *o = &wb[6 * (size_t)k];
+      for (int e = 0; e < 6; e++) o[e] += J[e] * l0 + J[6 + e] * l1 + J[12 + e] * l2;
+    }
+  }
   for (int i = 0; i < nc; i++) {
     double *yi = &y[3 * i];
     yi[0] = yi[1] = yi[2] = 0.0;

@@ -249,10 +249,28 @@ static void project(const cdContactProblem *p, int m, const double *D, const cdS
   }
 }
 
+/* a . b in four partial sums: independent chains of adds, which the Gram-Schmidt of GMRES
+ * (most of a subspace step on the 55-cube pyramid, callgrind) runs at several times the speed
+ * of one chain */
 static double dot(const double *a, const double *b, int n) {
-  double s = 0.0;
-  for (int k = 0; k < n; k++) s += a[k] * b[k];
-  return s;
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += a[k] * b[k], s1 += a[k + 1] * b[k + 1];
+    s2 += a[k + 2] * b[k + 2], s3 += a[k + 3] * b[k + 3];
+  }
+  for (; k < n; k++) s0 += a[k] * b[k];
+  return (s0 + s1) + (s2 + s3);
+}
+
+/* y -= c x, four entries a pass (the other half of the Gram-Schmidt) */
+static void subScaled(double *restrict y, double c, const double *restrict x, int n) {
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    y[k] -= c * x[k], y[k + 1] -= c * x[k + 1];
+    y[k + 2] -= c * x[k + 2], y[k + 3] -= c * x[k + 3];
+  }
+  for (; k < n; k++) y[k] -= c * x[k];
 }
 
 /* GMRES workspace: the Krylov basis, the Hessenberg matrix, its rotations and right-hand
@@ -283,7 +301,7 @@ static int gmres(const cdContactProblem *p, const cdSubspaceContact *con, const 
       for (int i = 0; i <= j; i++) { /* modified Gram-Schmidt */
         const double *vi = &V[(size_t)i * (size_t)n3];
         h[i] = dot(vn, vi, n3);
-        for (int k = 0; k < n3; k++) vn[k] -= h[i] * vi[k];
+        subScaled(vn, h[i], vi, n3);
       }
       h[j + 1] = sqrt(dot(vn, vn, n3));
       if (h[j + 1] > 0.0)
