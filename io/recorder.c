@@ -144,6 +144,12 @@
 #include "deflate.h"
 #include "xdmf.h"
 
+/* the writer hands HDF5 chunks as they are stored (H5Dwrite_chunk: no type conversion), in
+ * the file types' little-endian byte order, from memory of the native types */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "io/recorder.c writes native memory as the little-endian file types: a big-endian host needs a byte swap"
+#endif
+
 #ifndef CDSIM_VERSION
 #error "CDSIM_VERSION is defined by the Makefile"
 #endif
