@@ -33,12 +33,13 @@ extern const cdBackend cd_backendLcp;
  * for general LCPs such as Murty's 2^n - 1 pivot example) */
 #define CD_LCP_LEMKE_PIVOTS(n) (3 * (n) + 100)
 
-/* y = G x (x, y: 3 ncon), the Delassus product every LCP solver makes: through the velocity-space
- * form, y = (J M^-1)(J^T x) (problem.h: JM, J; O(contacts + bodies)), when that takes fewer
- * multiply-adds than the assembled G (9 a block), else with G (cd_blockMatrixMul). On stacked
- * cubes (four corner contacts a face, each body in up to ~30 contacts) a row of G has ~40
- * blocks and the velocity-space product is several times cheaper; on sphere piles (a few
- * blocks a row) G is. wb: cd_lcpDelassusScratch(p) doubles (NULL when that is 0). The two
+/* y = G x (x, y: 3 ncon), the Delassus product of the subspace GMRES (lcp_subspace.c) and
+ * the active-set method (lcp_newton.c): through the velocity-space form, y = (J M^-1)(J^T x)
+ * (problem.h: JM, J; O(contacts + bodies)), when that takes fewer multiply-adds than the
+ * assembled G (9 a block), else with G (cd_blockMatrixMul). With four corner contacts a cube
+ * face a row of G has 11 blocks on a 10-cube stack and 23 on the 55-cube pyramid (there 84k
+ * multiply-adds a product against 29k through the bodies); on sphere piles (a few blocks a
+ * row) G is cheaper. wb: cd_lcpDelassusScratch(p) doubles (NULL when that is 0). The two
  * forms agree to roundoff. */
 void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, double *wb);
 /* the scratch cd_lcpDelassusMul needs: 6 nbody doubles when it uses the velocity-space form,
