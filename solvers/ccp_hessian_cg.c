@@ -96,10 +96,10 @@ static void hessianMul(const cdCcpHessian *h, const cdContactProblem *p, const d
   for (int i = 0; i < p->ncon; i++) {
     if (skip[i]) continue;
     double s[3], t[3];
-    cd_ccpContactJ(p, i, d, s);
+    cd_contactProblemRowsMul(p, p->J, i, d, s);
     const double *Di = &D[9 * (size_t)i];
     for (int r = 0; r < 3; r++) t[r] = Di[3 * r] * s[0] + Di[3 * r + 1] * s[1] + Di[3 * r + 2] * s[2];
-    cd_ccpContactJt(p, i, t, q);
+    cd_contactProblemRowsTMulAdd(p, i, t, q);
   }
 }
 

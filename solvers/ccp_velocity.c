@@ -6,7 +6,7 @@
 /* out (6 nb) = J^T l */
 void cd_ccpJtMul(const cdContactProblem *p, const double *l, double *out) {
   memset(out, 0, 6 * (size_t)p->nbody * sizeof(double));
-  for (int i = 0; i < p->ncon; i++) cd_ccpContactJt(p, i, &l[3 * i], out);
+  for (int i = 0; i < p->ncon; i++) cd_contactProblemRowsTMulAdd(p, i, &l[3 * i], out);
 }
 
 /* x (6 nb) <- M^-1 x */
@@ -27,7 +27,7 @@ void cd_ccpMinvMul(const cdContactProblem *p, double *x) {
 void cd_ccpJMul(const cdContactProblem *p, const double *x, double *y, int add) {
   for (int i = 0; i < p->ncon; i++) {
     double s[3];
-    cd_ccpContactJ(p, i, x, s);
+    cd_contactProblemRowsMul(p, p->J, i, x, s);
     for (int r = 0; r < 3; r++) y[3 * i + r] = s[r] + (add ? p->g[3 * i + r] : 0.0);
   }
 }

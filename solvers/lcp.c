@@ -189,30 +189,10 @@ void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, do
     return;
   }
   int nc = p->ncon;
-  /* wb = J^T x (cd_ccpContactJt's sum, with the impulse in locals: no reloads through wb) */
+  /* y = (J M^-1) (J^T x), contact by contact */
   memset(wb, 0, 6 * (size_t)p->nbody * sizeof *wb);
-  for (int i = 0; i < nc; i++) {
-    double l0 = x[3 * i], l1 = x[3 * i + 1], l2 = x[3 * i + 2];
-    for (int si = 0; si < 2; si++) {
-      int k = p->cbody[2 * i + si];
-      if (k < 0) continue;
-      const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si];
-      double *o = &wb[6 * (size_t)k];
-      for (int e = 0; e < 6; e++) o[e] += J[e] * l0 + J[6 + e] * l1 + J[12 + e] * l2;
-    }
-  }
-  for (int i = 0; i < nc; i++) {
-    double *yi = &y[3 * i];
-    yi[0] = yi[1] = yi[2] = 0.0;
-    for (int si = 0; si < 2; si++) {
-      int k = p->cbody[2 * i + si];
-      if (k < 0) continue;
-      const double *JM = &p->JM[36 * (size_t)i + 18 * (size_t)si], *wk = &wb[6 * (size_t)k];
-      for (int r = 0; r < 3; r++)
-        yi[r] += JM[6 * r] * wk[0] + JM[6 * r + 1] * wk[1] + JM[6 * r + 2] * wk[2] + JM[6 * r + 3] * wk[3] +
-                 JM[6 * r + 4] * wk[4] + JM[6 * r + 5] * wk[5];
-    }
-  }
+  for (int i = 0; i < nc; i++) cd_contactProblemRowsTMulAdd(p, i, &x[3 * i], wb);
+  for (int i = 0; i < nc; i++) cd_contactProblemRowsMul(p, p->JM, i, wb, &y[3 * i]);
 }
 
 /* u = G lambda(z) + g into work + 3 ncon; returns it */

@@ -113,4 +113,31 @@ double cd_contactProblemVelocityScale(const cdContactProblem *p);
 double cd_contactProblemMeff(const cdContactProblem *p, int i);
 void cd_contactProblemFree(cdContactProblem *p);
 
+/* s = B_i x: contact i's three rows of B times the body velocities x (6 nbody); B is p->J,
+ * or p->JM (J M^-1) once the Delassus build has made it */
+static inline void cd_contactProblemRowsMul(const cdContactProblem *p, const double *B, int i, const double *x,
+                                            double s[3]) {
+  s[0] = s[1] = s[2] = 0;
+  for (int si = 0; si < 2; si++) {
+    int k = p->cbody[2 * i + si];
+    if (k < 0) continue;
+    const double *b = &B[36 * (size_t)i + 18 * (size_t)si], *xk = &x[6 * (size_t)k];
+    for (int r = 0; r < 3; r++)
+      s[r] += b[6 * r] * xk[0] + b[6 * r + 1] * xk[1] + b[6 * r + 2] * xk[2] + b[6 * r + 3] * xk[3] +
+              b[6 * r + 4] * xk[4] + b[6 * r + 5] * xk[5];
+  }
+}
+
+/* out (6 nbody) += J_i^T l: contact i's impulse l (3) on its bodies */
+static inline void cd_contactProblemRowsTMulAdd(const cdContactProblem *p, int i, const double l[3], double *out) {
+  double l0 = l[0], l1 = l[1], l2 = l[2]; /* in registers: out may not alias l, but the compiler cannot know */
+  for (int si = 0; si < 2; si++) {
+    int k = p->cbody[2 * i + si];
+    if (k < 0) continue;
+    const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si];
+    double *o = &out[6 * (size_t)k];
+    for (int e = 0; e < 6; e++) o[e] += J[e] * l0 + J[6 + e] * l1 + J[12 + e] * l2;
+  }
+}
+
 #endif
