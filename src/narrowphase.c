@@ -58,19 +58,6 @@ int cd_narrowPush(cdContactSet *out, int a, int b, uint32_t fa, uint32_t fb, con
   return CD_OK;
 }
 
-/* unit direction of d, or +z when d is (numerically) zero: the deterministic choice for
- * coincident centres. Below 1e-150 the squared norm could underflow and spoil the unit. */
-static double unitOrUp(double u[3], const double d[3]) {
-  double n = cd_v3norm(d);
-  if (n > 1e-150) {
-    cd_v3scale(u, d, 1.0 / n);
-  } else {
-    cd_v3set(u, 0, 0, 1);
-    n = 0;
-  }
-  return n;
-}
-
 int cd_collideSphereGround(int ib, const cdBodyDef *b, const double xb[3], double height, double margin,
                            cdContactSet *out) {
   static const double up[3] = {0, 0, 1};
@@ -109,7 +96,8 @@ int cd_collideSphereInHollow(int ia, const cdBodyDef *A, const double xa[3], int
   const double *xs = shell_is_a ? xa : xb, *xi = shell_is_a ? xb : xa;
   double d[3], u[3];
   cd_v3sub(d, xi, xs);
-  double dist = unitOrUp(u, d);
+  double dist = cd_centreDistance(d);
+  cd_centreDirection(u, d, dist);
   if (dist > S->radius) return CD_OK; /* outside the shell: no inner contact */
   double gap = S->radius - I->radius - dist;
   if (!(gap <= margin)) return CD_OK;

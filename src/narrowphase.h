@@ -60,21 +60,33 @@ static inline int cd_sphereGroundGeometry(const double xb[3], double r, double h
   return 1;
 }
 
+/* |d| between two centres, or 0 when d is (numerically) zero: below 1e-150 the squared norm
+ * could underflow and spoil the unit */
+static inline double cd_centreDistance(const double d[3]) {
+  double n = cd_v3norm(d);
+  return n > 1e-150 ? n : 0;
+}
+
+/* the unit of d, given n = cd_centreDistance(d), or +z when n = 0: the deterministic choice
+ * for coincident centres */
+static inline void cd_centreDirection(double u[3], const double d[3], double n) {
+  if (n > 0)
+    cd_v3scale(u, d, 1.0 / n);
+  else
+    cd_v3set(u, 0, 0, 1);
+}
+
 /* solid spheres ra at xa and rb at xb: g = |xb - xa| - (ra + rb), the normal the unit of
- * xb - xa (+z when the centres coincide: below 1e-150 the squared norm could underflow and
- * spoil the unit), the point midway between the surfaces xa + ra n and xb - rb n */
+ * xb - xa (cd_centreDirection), the point midway between the surfaces xa + ra n and
+ * xb - rb n */
 static inline int cd_sphereSphereGeometry(const double xa[3], double ra, const double xb[3], double rb,
                                           double margin, double normal[3], double point[3], double *gap) {
   double d[3];
   cd_v3sub(d, xb, xa);
-  double dist = cd_v3norm(d);
-  if (!(dist > 1e-150)) dist = 0;
+  double dist = cd_centreDistance(d);
   *gap = dist - (ra + rb);
   if (!(*gap <= margin)) return 0;
-  if (dist > 0)
-    cd_v3scale(normal, d, 1.0 / dist);
-  else
-    cd_v3set(normal, 0, 0, 1);
+  cd_centreDirection(normal, d, dist);
   cd_v3add(point, xa, xb);
   cd_v3scale(point, point, 0.5);
   cd_v3addScaled(point, point, normal, 0.5 * (ra - rb));
