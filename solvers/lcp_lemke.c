@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "lcp.h"
 
 /* a pivot entry d_i must exceed this fraction of the column's largest entry, and
  * LEMKE_PIVOT_NOISE eps sum_k |B^-1_ik col_k| (the rounding error of the product itself):
@@ -167,7 +168,7 @@ static double residualWith(int n, const double *A, const double *b, const double
   }
   double res = 0.0;
   for (int i = 0; i < n; i++) {
-    double m = fabs(fmin(z[i], w[i]));
+    double m = cd_lcpPairResidual(z[i], w[i]);
     if (!(m <= res)) res = m; /* NaN propagates */
   }
   return res;
@@ -178,7 +179,7 @@ double cd_lcpResidualDense(int n, const double *A, const double *b, const double
   for (int i = 0; i < n; i++) {
     double w = b[i];
     for (int j = 0; j < n; j++) w += A[i + (size_t)j * (size_t)n] * z[j];
-    double m = fabs(fmin(z[i], w));
+    double m = cd_lcpPairResidual(z[i], w);
     if (!(m <= res)) res = m;
   }
   return res;
