@@ -27,6 +27,14 @@
  * ordering; no BLAS and no large workspace, which made UMFPACK's page faults and BLAS threads
  * most of a step on the cube pyramid). K is assembled only to be analysed or factored; its
  * products (refinement) go through G: K x = S C G B S x, one block product.
+ * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
+ * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
+ * pyramid) the same (K + REG I)^-1 is applied through the bodies by the Woodbury identity,
+ * factoring H = REG M + J^T B S^2 C J (6 unknowns a body, a 6x6 block per pair of bodies an
+ * active contact joins) with KLU instead of K: taken where H has BODY_RATIO times fewer
+ * entries than K (the pyramid: 330 unknowns and 8,460 entries against ~1,100 and ~77,000;
+ * an LU of 15,000 entries, ~0.3 ms). Everything else (modes, refinement on K, the kept
+ * factorization) is the same; see bodyForm below.
  * Factorizations kept. The symbolic analysis is kept while the pattern holds (the same
  * unknowns a contact and the same block pattern of G), and with it the last numeric
  * factorization, of an earlier K: refinement on the current K starts with that one and goes
@@ -124,6 +132,17 @@
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
 
+/* how an active set's system is solved: K by KLU, K by CHOLMOD (symmetric), or K + REG I
+ * through the bodies (the body form, H by KLU) */
+enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
+
+/* the body form is taken when K would have more than BODY_RATIO times the entries of H
+ * (both counted from the block patterns: H's an upper bound, a block per moving body and two
+ * per contact between two of them). Measured: the 55-cube pyramid (S4 10; four corner contacts
+ * a face, 23 blocks a row of G) 3-4x, the 20-cube stack (S3 20) 1.3x, a 1000-sphere pile
+ * (S2 10) below 1 */
+#define BODY_RATIO 2.0
+
 typedef struct cdViolator {
   double v; /* a contact's residual, m/s */
   int i;    /* the contact */
@@ -141,12 +160,13 @@ struct cdLcpNewton {
   klu_symbolic *ksym; /* KLU's analysis and factor (unsymmetric systems) */
   klu_numeric *knum;
   /* the pattern the current analysis is of */
-  int pat_n, pat_nnz, pat_sym; /* pat_sym: 1 CHOLMOD, 0 KLU, -1 none */
+  int pat_n, pat_nnz, pat_sym; /* pat_sym: the system kind (SYS_*), -1 none */
   int *pat_p, *pat_i;
   /* what the pattern is of: the contacts' unknowns and G's block pattern (patternHeld) */
   int key_nc, key_nnzb;
   unsigned char *key_rows; /* (key_nc) */
   int *key_rowptr, *key_col;
+  int *key_cbody;          /* (2 key_nc) the contacts' bodies (the body form's pattern) */
   int numeric; /* 1: L or knum holds a factorization of some K of this pattern */
   /* per contact (ccap) */
   int ccap;
@@ -182,6 +202,12 @@ struct cdLcpNewton {
   double *Kx;
   int zb_m;
   double *zb;   /* (m + 2) one contact's z */
+  /* the body form (SYS_BODY): H's block pattern and a body vector */
+  size_t hcap;      /* bodies and block entries the arrays below hold */
+  long long *hkey;  /* (2 ncon + nbody) block (column, row) keys, sorted */
+  int *hptr;        /* (nbody + 1) first block of each block column */
+  int *hrow;        /* (blocks) row body of each block, ascending in a column */
+  double *hy;       /* (6 nbody) */
   /* CHOLMOD solve2 workspaces */
   cholmod_dense *X, *Y, *E;
 };
@@ -222,7 +248,8 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
   if (s->cc_started) cholmod_finish(&s->cc);
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
-  cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col);
+  cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
+  cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy);
   cd_free(s->mode), cd_free(s->turn), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq);
   cd_free(s->lam), cd_free(s->wb), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
@@ -414,6 +441,174 @@ static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x,
   }
 }
 
+/* The body form. With U = S C J M^-1 and V = J^T B S, K = U V (J: the contacts' Jacobian,
+ * M the bodies' mass matrix, problem.h), and the Woodbury identity gives
+ *     (K + REG I)^-1 = (I - S C J H^-1 J^T B S) / REG,   H = REG M + J^T B S^2 C J,
+ * H of body size (6 nbody, a 6x6 block per pair of bodies an active contact joins; symmetric
+ * when every active contact sticks). Where many contacts share bodies (four corners a face, a
+ * cube on four others) K's rows couple every contact of both bodies (~70 entries a row on the
+ * 55-cube pyramid) and H is several times smaller: a factorization of H replaces K's. The
+ * same (K + REG I)^-1 up to roundoff: the answer, the refinement and the kept factorization
+ * are those of K's form. Its solve's roundoff is REG^-1 times larger (the difference of two
+ * near-equal terms); the refinement on K takes it off. */
+
+/* 1 when the active set is solved in the body form (form: cdLcpNewtonOptions'; by default
+ * where H has fewer entries than K by BODY_RATIO) */
+static int bodyForm(const cdLcpNewton *s, const cdContactProblem *p, int form) {
+  if (p->nbody <= 0 || !p->J || !p->cbody || !p->minv || !p->Iinv || form == CD_LCP_NEWTON_FORM_CONTACT) return 0;
+  if (form == CD_LCP_NEWTON_FORM_BODY) return 1;
+  const cdBlockMatrix *G = &p->G;
+  double nnzK = 0.0, blocks = p->nbody;
+  for (int j = 0; j < p->ncon; j++) {
+    int rj = modeRows[s->mode[j]];
+    if (!rj) continue;
+    if (p->cbody[2 * j] >= 0 && p->cbody[2 * j + 1] >= 0) blocks += 2.0;
+    for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) nnzK += rj * modeRows[s->mode[G->col[t]]];
+  }
+  return 36.0 * blocks * BODY_RATIO < nnzK;
+}
+
+static int keyCompare(const void *x, const void *y) {
+  long long a = *(const long long *)x, b = *(const long long *)y;
+  return (a > b) - (a < b);
+}
+
+/* the inverse of a symmetric positive definite 3x3 (row-major) */
+static void inverse3(const double *A, double *X) {
+  X[0] = A[4] * A[8] - A[5] * A[7], X[1] = A[2] * A[7] - A[1] * A[8], X[2] = A[1] * A[5] - A[2] * A[4];
+  X[3] = A[5] * A[6] - A[3] * A[8], X[4] = A[0] * A[8] - A[2] * A[6], X[5] = A[2] * A[3] - A[0] * A[5];
+  X[6] = A[3] * A[7] - A[4] * A[6], X[7] = A[1] * A[6] - A[0] * A[7], X[8] = A[0] * A[4] - A[1] * A[3];
+  double det = A[0] * X[0] + A[1] * X[3] + A[2] * X[6];
+  for (int e = 0; e < 9; e++) X[e] /= det;
+}
+
+/* where entry (6 r + a, 6 c + e) of H sits in Kx (block (r, c) of the pattern) */
+static size_t bodyEntry(const cdLcpNewton *s, int r, int c, int a, int e) {
+  int t = s->hptr[c], nblk = s->hptr[c + 1] - t;
+  while (s->hrow[t] != r) t++;
+  return 36 * (size_t)s->hptr[c] + 6 * (size_t)nblk * (size_t)e + 6 * (size_t)(t - s->hptr[c]) + (size_t)a;
+}
+
+/* H = REG M + J^T B S^2 C J (body form, above) in compressed columns in Kp, Ki, Kx (rows
+ * ascending), each block column's 6x6 blocks in their rows' order; *N: its size, 6 nbody.
+ * 0 ok, -1 no memory */
+static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
+  int nb = p->nbody, nc = p->ncon;
+  size_t want = 2 * (size_t)nc + (size_t)nb;
+  if (want > s->hcap) {
+    if (cd_grow(&s->hkey, want, sizeof(long long)) || cd_grow(&s->hrow, want, sizeof(int)) ||
+        cd_grow(&s->hptr, (size_t)nb + 1, sizeof(int)) || cd_grow(&s->hy, 6 * (size_t)nb, sizeof(double)))
+      return -1;
+    s->hcap = want;
+  }
+  /* the block pattern: the diagonal and both blocks of every active contact between two bodies */
+  size_t nk = 0;
+  for (int b = 0; b < nb; b++) s->hkey[nk++] = (long long)b * nb + b;
+  for (int i = 0; i < nc; i++) {
+    int a = p->cbody[2 * i], b = p->cbody[2 * i + 1];
+    if (!modeRows[s->mode[i]] || a < 0 || b < 0 || a == b) continue;
+    s->hkey[nk++] = (long long)a * nb + b;
+    s->hkey[nk++] = (long long)b * nb + a;
+  }
+  qsort(s->hkey, nk, sizeof *s->hkey, keyCompare);
+  int nblk = 0;
+  for (size_t k = 0; k < nk; k++)
+    if (k == 0 || s->hkey[k] != s->hkey[k - 1]) s->hrow[nblk++] = (int)(s->hkey[k] % nb);
+  /* block columns (the keys are c nb + r): counted from the sorted, distinct keys */
+  for (int c = 0; c <= nb; c++) s->hptr[c] = 0;
+  for (size_t k = 0; k < nk; k++)
+    if (k == 0 || s->hkey[k] != s->hkey[k - 1]) s->hptr[s->hkey[k] / nb + 1]++;
+  for (int c = 0; c < nb; c++) s->hptr[c + 1] += s->hptr[c];
+  int n6 = 6 * nb;
+  size_t nnz = 36 * (size_t)nblk;
+  if (reserveUnknowns(s, n6)) return -1;
+  if (nnz > s->nzcap) {
+    if (cd_grow(&s->Ki, nnz, sizeof(int)) || cd_grow(&s->Kx, nnz, sizeof(double))) return -1;
+    s->nzcap = nnz;
+  }
+  for (int c = 0; c < nb; c++) {
+    int t0 = s->hptr[c], nbc = s->hptr[c + 1] - t0;
+    for (int e = 0; e < 6; e++) {
+      size_t col = 36 * (size_t)t0 + 6 * (size_t)nbc * (size_t)e;
+      s->Kp[6 * c + e] = (int)col;
+      for (int t = 0; t < nbc; t++)
+        for (int a = 0; a < 6; a++) s->Ki[col + 6 * (size_t)t + (size_t)a] = 6 * s->hrow[t0 + t] + a;
+    }
+  }
+  s->Kp[n6] = (int)nnz;
+  memset(s->Kx, 0, nnz * sizeof *s->Kx);
+  /* REG M: REG m on the linear dofs, REG I_world (the inverse of Iinv) on the angular ones */
+  for (int b = 0; b < nb; b++) {
+    double I[9];
+    inverse3(&p->Iinv[9 * (size_t)b], I);
+    for (int a = 0; a < 3; a++) {
+      s->Kx[bodyEntry(s, b, b, a, a)] += REG / p->minv[b];
+      for (int e = 0; e < 3; e++) s->Kx[bodyEntry(s, b, b, 3 + a, 3 + e)] += REG * I[3 * a + e];
+    }
+  }
+  /* J_i^T P J_i, P = meff_i B_i C_i, into the blocks of contact i's bodies */
+  for (int i = 0; i < nc; i++) {
+    int r = modeRows[s->mode[i]];
+    if (!r) continue;
+    const double *B = &s->B[9 * i], *C = &s->C[9 * i];
+    double P[9], w = s->sq[i] * s->sq[i];
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) {
+        double v = 0.0;
+        for (int k = 0; k < r; k++) v += B[3 * k + a] * C[3 * k + b];
+        P[3 * a + b] = w * v;
+      }
+    for (int sc = 0; sc < 2; sc++) {
+      int kc = p->cbody[2 * i + sc];
+      if (kc < 0) continue;
+      const double *Jc = &p->J[36 * (size_t)i + 18 * (size_t)sc];
+      double Q[18]; /* P J_c (3 x 6) */
+      for (int a = 0; a < 3; a++)
+        for (int e = 0; e < 6; e++) Q[6 * a + e] = P[3 * a] * Jc[e] + P[3 * a + 1] * Jc[6 + e] + P[3 * a + 2] * Jc[12 + e];
+      for (int sr = 0; sr < 2; sr++) {
+        int kr = p->cbody[2 * i + sr];
+        if (kr < 0) continue;
+        const double *Jr = &p->J[36 * (size_t)i + 18 * (size_t)sr];
+        for (int e = 0; e < 6; e++) {
+          size_t at = bodyEntry(s, kr, kc, 0, e);
+          for (int a = 0; a < 6; a++) s->Kx[at + (size_t)a] += Jr[a] * Q[e] + Jr[6 + a] * Q[6 + e] + Jr[12 + a] * Q[12 + e];
+        }
+      }
+    }
+  }
+  *N = n6;
+  return 0;
+}
+
+/* x = (K + REG I)^-1 b through the bodies with H's factorization held (body form, above) */
+static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b, double *x) {
+  int nc = p->ncon, n6 = 6 * p->nbody;
+  double *y = s->hy;
+  memset(y, 0, (size_t)n6 * sizeof *y);
+  for (int i = 0; i < nc; i++) { /* y = J^T B S b */
+    int r = modeRows[s->mode[i]];
+    if (!r) continue;
+    const double *B = &s->B[9 * i], *bi = &b[s->off[i]];
+    double l[3] = {0.0, 0.0, 0.0};
+    for (int a = 0; a < r; a++) {
+      double pa = s->sq[i] * bi[a];
+      l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
+    }
+    cd_contactProblemRowsTMulAdd(p, i, l, y);
+  }
+  if (!klu_solve(s->ksym, s->knum, n6, 1, y, &s->kc)) return 1;
+  for (int i = 0; i < nc; i++) { /* x = (b - S C J y) / REG */
+    int r = modeRows[s->mode[i]];
+    if (!r) continue;
+    const double *C = &s->C[9 * i], *bi = &b[s->off[i]];
+    double u[3];
+    cd_contactProblemRowsMul(p, p->J, i, y, u);
+    for (int a = 0; a < r; a++)
+      x[s->off[i] + a] = (bi[a] - s->sq[i] * (C[3 * a] * u[0] + C[3 * a + 1] * u[1] + C[3 * a + 2] * u[2])) / REG;
+  }
+  return 0;
+}
+
 /* the fill-reducing order of the n unknowns into perm (n): AMD (cholmod_amd) on the graph of
  * the active contacts (G's block pattern among them), each contact's unknowns then kept
  * together; scr: ncon ints. 0 ok, 1 CHOLMOD failed */
@@ -450,14 +645,15 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
   return 0;
 }
 
-/* 1 when K's pattern is the analysed one without assembling it: the same unknowns a contact
- * (in the same layout, symmetric or not) and the same block pattern of G */
-static int patternHeld(const cdLcpNewton *s, const cdContactProblem *p, int sym) {
+/* 1 when the system's pattern is the analysed one without assembling it: the same kind, the
+ * same unknowns a contact, the same block pattern of G and (the body form's) the same bodies */
+static int patternHeld(const cdLcpNewton *s, const cdContactProblem *p, int kind) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon;
-  if (s->pat_sym != sym || s->key_nc != nc || s->key_nnzb != G->rowptr[nc]) return 0;
+  if (s->pat_sym != kind || s->key_nc != nc || s->key_nnzb != G->rowptr[nc]) return 0;
   for (int i = 0; i < nc; i++)
     if (s->key_rows[i] != modeRows[s->mode[i]]) return 0;
+  if (kind == SYS_BODY && memcmp(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int))) return 0;
   return !memcmp(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int)) &&
          !memcmp(s->key_col, G->col, (size_t)s->key_nnzb * sizeof(int));
 }
@@ -468,8 +664,10 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   int nc = p->ncon, nnzb = G->rowptr[nc];
   s->key_nc = -1;
   if (cd_grow(&s->key_rows, (size_t)nc, 1) || cd_grow(&s->key_rowptr, (size_t)nc + 1, sizeof(int)) ||
-      cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)))
+      cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)) ||
+      (p->cbody && cd_grow(&s->key_cbody, 2 * (size_t)nc, sizeof(int))))
     return -1;
+  if (p->cbody) memcpy(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
   for (int i = 0; i < nc; i++) s->key_rows[i] = (unsigned char)modeRows[s->mode[i]];
   memcpy(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
   memcpy(s->key_col, G->col, (size_t)nnzb * sizeof(int));
@@ -480,9 +678,9 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
 /* the analysis of the pattern in Kp, Ki, reused when it is the last one's (the numeric
  * factorization of an earlier K kept with it); 0 ok, 1 the library failed (out of memory or a
  * numerical breakdown), -1 no memory here */
-static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, cdLcpNewtonStats *st) {
-  int nnz = s->Kp[n];
-  if (s->pat_sym == sym && s->pat_n == n && s->pat_nnz == nnz &&
+static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, cdLcpNewtonStats *st) {
+  int nnz = s->Kp[n], sym = kind == SYS_CHOL;
+  if (s->pat_sym == kind && s->pat_n == n && s->pat_nnz == nnz &&
       !memcmp(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int)) && !memcmp(s->pat_i, s->Ki, (size_t)nnz * sizeof(int)))
     return keepKey(s, p);
   dropAnalysis(s);
@@ -515,14 +713,14 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, cd
   }
   memcpy(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int));
   memcpy(s->pat_i, s->Ki, (size_t)nnz * sizeof(int));
-  s->pat_n = n, s->pat_nnz = nnz, s->pat_sym = sym;
+  s->pat_n = n, s->pat_nnz = nnz, s->pat_sym = kind;
   return keepKey(s, p);
 }
 
-/* the numeric factorization of K + REG I; 0 ok, 1 failed */
-static int factor(cdLcpNewton *s, int n, int sym) {
+/* the numeric factorization of K + REG I (of H in the body form: n its size); 0 ok, 1 failed */
+static int factor(cdLcpNewton *s, int n, int kind) {
   s->numeric = 0;
-  if (sym) {
+  if (kind == SYS_CHOL) {
     double *x = s->Ap->x;
     for (int k = 0, nnz = s->Kp[n]; k < nnz; k++) x[s->pos[k]] = s->Kx[k];
     s->cc.status = CHOLMOD_OK;
@@ -540,10 +738,11 @@ static int factor(cdLcpNewton *s, int n, int sym) {
   return 0;
 }
 
-/* x = (K + REG I)^-1 b with the factorization held (of this K or an earlier one); b is
- * overwritten. 0 ok, 1 failed, CD_ERR_NOMEM */
-static int solve(cdLcpNewton *s, int n, int sym, double *b, double *x) {
-  if (sym) {
+/* x = (K + REG I)^-1 b (n) with the factorization held (of this K or an earlier one, of H in
+ * the body form); b is overwritten. 0 ok, 1 failed, CD_ERR_NOMEM */
+static int solve(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, double *b, double *x) {
+  if (kind == SYS_BODY) return solveBody(s, p, b, x);
+  if (kind == SYS_CHOL) {
     if (!s->Bp || s->Bp->nrow != (size_t)n) {
       if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
       if (!(s->Bp = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, &s->cc))) return CD_ERR_NOMEM;
@@ -735,10 +934,10 @@ static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
  * (s->r), until it is <= rtol or a solve takes less than the share 1 - rate off it (a solve
  * that makes it no smaller is undone); *rn: the last residual. 0 ok, 1 a solve failed,
  * CD_ERR_NOMEM */
-static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double rate, double *rn,
+static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, double rtol, double rate, double *rn,
                   cdLcpNewtonStats *st) {
   for (int k = 0; k < REFINE_MAX && *rn > rtol; k++) {
-    int rc = solve(s, n, sym, s->r, s->dq);
+    int rc = solve(s, p, n, kind, s->r, s->dq);
     if (rc) return rc;
     st->solves++;
     for (int a = 0; a < n; a++) s->q[a] += s->dq[a];
@@ -765,7 +964,7 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, dou
  * (their residual stays above ctol: the modes admit no solution), 2 the LU would cost more
  * than flops_max flops an unknown (not factored), CD_ERR_NOMEM */
 static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double ctol,
-                      double flops_max, cdLcpNewtonStats *st) {
+                      double flops_max, int form, cdLcpNewtonStats *st) {
   int nc = p->ncon;
   if (reserveUnknowns(s, n)) return CD_ERR_NOMEM;
   /* rhs = -S C g */
@@ -803,28 +1002,32 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   st->products++;
   if (rn <= rtol) return 0; /* the start solves them already */
   /* K is assembled for a new analysis, and for a new factorization only */
-  int held = patternHeld(s, p, sym), rc = 0;
+  /* the system factored: K (CHOLMOD when symmetric, else KLU), or H in the body form, whose
+   * size nf is 6 nbody */
+  int kind = bodyForm(s, p, form) ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
+  int held = patternHeld(s, p, kind), rc = 0;
   if (!held) {
-    if (assemble(s, p, n, sym)) return CD_ERR_NOMEM;
-    rc = analyse(s, p, n, sym, st);
+    if (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym)) return CD_ERR_NOMEM;
+    rc = analyse(s, p, nf, kind, st);
     if (rc < 0) return CD_ERR_NOMEM;
   }
-  if (!rc && !sym && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
+  if (!rc && kind != SYS_CHOL && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
   if (!rc && s->numeric) {
-    rc = refine(s, p, n, sym, rtol, REUSE_RATE, &rn, st);
+    rc = refine(s, p, n, kind, rtol, REUSE_RATE, &rn, st);
     if (rc == CD_ERR_NOMEM) return rc;
     if (!rc && rn <= rtol) return 0;
     rc = 0; /* (a failed solve with the old factorization: a new one) */
   }
-  if (!rc && held && assemble(s, p, n, sym)) return CD_ERR_NOMEM;
-  if (rc || factor(s, n, sym)) {
-    int oom = sym ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
+  if (!rc && held && (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym))) return CD_ERR_NOMEM;
+  if (rc || factor(s, nf, kind)) {
+    int oom = kind == SYS_CHOL ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
     dropAnalysis(s);
     return oom ? CD_ERR_NOMEM : 1;
   }
   st->factorizations++;
-  st->symmetric += sym;
-  rc = refine(s, p, n, sym, rtol, 0.9, &rn, st);
+  st->symmetric += kind == SYS_CHOL;
+  st->body += kind == SYS_BODY;
+  rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
   if (rc) return rc == CD_ERR_NOMEM ? rc : 1;
   return rn <= ctol ? 0 : 1;
 }
@@ -863,7 +1066,8 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   while (st.iterations < maxit) {
     int sym, n = layout(s, p, m, D, &sym), failed = 0;
     if (n > 0) {
-      rc = solveModes(s, p, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0, &st);
+      rc = solveModes(s, p, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
+                      opt ? opt->form : CD_LCP_NEWTON_FORM_AUTO, &st);
       if (rc == CD_ERR_NOMEM) break;
       if (rc == 2) { /* over the caller's bound: it solves the step another way */
         st.costly = 1;

@@ -1,7 +1,7 @@
 /* lcp_newton.h: the Anitescu-Hart LCP (layout in lcp.h) by active sets: each contact's mode
  * turns its complementarity rows into linear equations, the whole active set is solved by a
  * sparse direct factorization (CHOLMOD where it is symmetric, KLU where sliding friction
- * makes it unsymmetric), and the modes that the solution violates change, the largest
+ * makes it unsymmetric; through the bodies where that system is the smaller), and the modes that the solution violates change, the largest
  * violations first. lcp_newton.c has the math. */
 #ifndef CD_LCP_NEWTON_H
 #define CD_LCP_NEWTON_H
@@ -16,7 +16,12 @@ typedef struct cdLcpNewtonOptions {
   double lu_flops_max; /* > 0: stop (stats->costly) at an unsymmetric active set whose LU would
                           take more than this many flops an unknown (KLU's estimate from its
                           ordering, before the factorization); 0: no bound */
+  int form;            /* the system each active set factors: CD_LCP_NEWTON_FORM_AUTO (0: the body form
+                          where it is the smaller, lcp_newton.c), _CONTACT (K always) or _BODY (the
+                          body form wherever the problem has its velocity-space form) */
 } cdLcpNewtonOptions;
+
+enum { CD_LCP_NEWTON_FORM_AUTO = 0, CD_LCP_NEWTON_FORM_CONTACT = 1, CD_LCP_NEWTON_FORM_BODY = 2 };
 
 /* the active sets a solve tries at most by default: a warm-started step needs one or two,
  * a cold pile or a pyramid settling a handful; one that needs more is cycling */
@@ -30,6 +35,7 @@ typedef struct cdLcpNewtonStats {
   int products;       /* products with G (the checks) and with the active-set matrix (refinement) */
   int mode_changes;   /* contacts whose mode changed, summed over the iterations */
   int symmetric;      /* iterations whose system was symmetric (CHOLMOD), the rest KLU */
+  int body;           /* factorizations of the body form (H, through the bodies; KLU) */
   double residual;    /* cd_lcpResidual of the returned z */
   int converged;      /* residual <= tolerance */
   int costly;         /* 1: stopped at an active set over lu_flops_max (not converged) */
