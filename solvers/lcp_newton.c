@@ -168,6 +168,7 @@ struct cdLcpNewton {
   int *key_rowptr, *key_col;
   int *key_cbody;          /* (2 key_nc) the contacts' bodies (the body form's pattern) */
   int numeric; /* 1: L or knum holds a factorization of some K of this pattern */
+  int refactored; /* 1: knum was refactored with an earlier H's pivot order (factor) */
   /* per contact (ccap) */
   int ccap;
   unsigned char *mode;
@@ -718,8 +719,9 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
 }
 
 /* the numeric factorization of K + REG I (of H in the body form: n its size); 0 ok, 1 failed */
-static int factor(cdLcpNewton *s, int n, int kind) {
+static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
   s->numeric = 0;
+  s->refactored = 0;
   if (kind == SYS_CHOL) {
     double *x = s->Ap->x;
     for (int k = 0, nnz = s->Kp[n]; k < nnz; k++) x[s->pos[k]] = s->Kx[k];
@@ -727,6 +729,15 @@ static int factor(cdLcpNewton *s, int n, int kind) {
     if (!cholmod_factorize(s->Ap, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
     s->numeric = 1;
     return 0;
+  }
+  if (kind == SYS_BODY && !fresh && s->knum) {
+    /* H of an earlier active set on the same bodies (modes that changed between sticking and
+     * sliding keep H's pattern): the pivot order of its LU, without KLU's search (solveModes
+     * factors afresh when the solves with it do not converge) */
+    if (klu_refactor(s->Kp, s->Ki, s->Kx, s->ksym, s->knum, &s->kc) && s->kc.status == KLU_OK) {
+      s->numeric = s->refactored = 1;
+      return 0;
+    }
   }
   if (s->knum) klu_free_numeric(&s->knum, &s->kc);
   s->knum = klu_factor(s->Kp, s->Ki, s->Kx, s->ksym, &s->kc);
@@ -1019,7 +1030,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
     rc = 0; /* (a failed solve with the old factorization: a new one) */
   }
   if (!rc && held && (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym))) return CD_ERR_NOMEM;
-  if (rc || factor(s, nf, kind)) {
+  if (rc || factor(s, nf, kind, 0)) {
     int oom = kind == SYS_CHOL ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
     dropAnalysis(s);
     return oom ? CD_ERR_NOMEM : 1;
@@ -1028,6 +1039,17 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   st->symmetric += kind == SYS_CHOL;
   st->body += kind == SYS_BODY;
   rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+  if (rc == CD_ERR_NOMEM) return rc;
+  if (s->refactored && (rc || rn > ctol)) {
+    /* the earlier pivot order did not hold: factored afresh, with KLU's pivot search */
+    if (factor(s, nf, kind, 1)) {
+      dropAnalysis(s);
+      return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
+    }
+    st->factorizations++;
+    st->body++;
+    rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+  }
   if (rc) return rc == CD_ERR_NOMEM ? rc : 1;
   return rn <= ctol ? 0 : 1;
 }
