@@ -209,6 +209,9 @@ struct cdLcpNewton {
   int *hptr;        /* (nbody + 1) first block of each block column */
   int *hrow;        /* (blocks) row body of each block, ascending in a column */
   double *hy;       /* (6 nbody) */
+  unsigned char *hact; /* (hnc) 1: contact active in the pattern in Kp, Ki ... */
+  int *hcb;         /* (2 hnc) ... and its bodies */
+  int hnc, hnb, hvalid; /* hvalid: Kp, Ki hold H's pattern of hact, hcb (assembleBody) */
   /* CHOLMOD solve2 workspaces */
   cholmod_dense *X, *Y, *E;
 };
@@ -250,7 +253,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->cc_started) cholmod_finish(&s->cc);
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
-  cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy);
+  cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
   cd_free(s->mode), cd_free(s->turn), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq);
   cd_free(s->lam), cd_free(s->wb), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
@@ -373,6 +376,7 @@ static int reserveUnknowns(cdLcpNewton *s, int n) {
  * triangle only when sym. 0 ok, -1 no memory */
 static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   const cdBlockMatrix *G = &p->G;
+  s->hvalid = 0; /* (Kp, Ki: K's pattern from here) */
   int nc = p->ncon;
   /* an upper bound on the entries */
   size_t bound = 0;
@@ -483,17 +487,27 @@ static void inverse3(const double *A, double *X) {
   for (int e = 0; e < 9; e++) X[e] /= det;
 }
 
-/* where entry (6 r + a, 6 c + e) of H sits in Kx (block (r, c) of the pattern) */
-static size_t bodyEntry(const cdLcpNewton *s, int r, int c, int a, int e) {
+/* where entry (6 r, 6 c) of H sits in Kx (block (r, c) of the pattern); entry (6 r + a, 6 c + e)
+ * is a + e *stride further */
+static size_t bodyBlock(const cdLcpNewton *s, int r, int c, size_t *stride) {
   int t = s->hptr[c], nblk = s->hptr[c + 1] - t;
   while (s->hrow[t] != r) t++;
-  return 36 * (size_t)s->hptr[c] + 6 * (size_t)nblk * (size_t)e + 6 * (size_t)(t - s->hptr[c]) + (size_t)a;
+  *stride = 6 * (size_t)nblk;
+  return 36 * (size_t)s->hptr[c] + 6 * (size_t)(t - s->hptr[c]);
 }
 
-/* H = REG M + J^T B S^2 C J (body form, above) in compressed columns in Kp, Ki, Kx (rows
- * ascending), each block column's 6x6 blocks in their rows' order; *N: its size, 6 nbody.
- * 0 ok, -1 no memory */
-static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
+/* 1 when Kp, Ki hold H's pattern for the active contacts and bodies of now */
+static int bodyPatternHeld(const cdLcpNewton *s, const cdContactProblem *p) {
+  if (!s->hvalid || s->hnc != p->ncon || s->hnb != p->nbody) return 0;
+  for (int i = 0; i < p->ncon; i++)
+    if (s->hact[i] != (modeRows[s->mode[i]] != 0)) return 0;
+  return !memcmp(s->hcb, p->cbody, 2 * (size_t)p->ncon * sizeof(int));
+}
+
+/* H's pattern into Kp, Ki (rows ascending, each block column's 6x6 blocks in their rows'
+ * order), hptr and hrow: a block per moving body and per pair of bodies an active contact
+ * joins. 0 ok, -1 no memory */
+static int bodyPattern(cdLcpNewton *s, const cdContactProblem *p) {
   int nb = p->nbody, nc = p->ncon;
   size_t want = 2 * (size_t)nc + (size_t)nb;
   if (want > s->hcap) {
@@ -502,6 +516,9 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
       return -1;
     s->hcap = want;
   }
+  int n6 = 6 * nb;
+  s->hvalid = 0;
+  if (cd_grow(&s->hact, (size_t)nc, 1) || cd_grow(&s->hcb, 2 * (size_t)nc, sizeof(int))) return -1;
   /* the block pattern: the diagonal and both blocks of every active contact between two bodies */
   size_t nk = 0;
   for (int b = 0; b < nb; b++) s->hkey[nk++] = (long long)b * nb + b;
@@ -520,7 +537,6 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
   for (size_t k = 0; k < nk; k++)
     if (k == 0 || s->hkey[k] != s->hkey[k - 1]) s->hptr[s->hkey[k] / nb + 1]++;
   for (int c = 0; c < nb; c++) s->hptr[c + 1] += s->hptr[c];
-  int n6 = 6 * nb;
   size_t nnz = 36 * (size_t)nblk;
   if (reserveUnknowns(s, n6)) return -1;
   if (nnz > s->nzcap) {
@@ -537,14 +553,28 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
     }
   }
   s->Kp[n6] = (int)nnz;
+  for (int i = 0; i < nc; i++) s->hact[i] = modeRows[s->mode[i]] != 0;
+  memcpy(s->hcb, p->cbody, 2 * (size_t)nc * sizeof(int));
+  s->hnc = nc, s->hnb = nb, s->hvalid = 1;
+  return 0;
+}
+
+/* H = REG M + J^T B S^2 C J (body form, above) in compressed columns in Kp, Ki, Kx (rows
+ * ascending), each block column's 6x6 blocks in their rows' order (bodyPattern, kept while
+ * the same contacts are active on the same bodies); *N: its size, 6 nbody. 0 ok, -1 no memory */
+static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
+  int nb = p->nbody, nc = p->ncon, n6 = 6 * nb;
+  if (!bodyPatternHeld(s, p) && bodyPattern(s, p)) return -1;
+  size_t nnz = (size_t)s->Kp[n6];
   memset(s->Kx, 0, nnz * sizeof *s->Kx);
   /* REG M: REG m on the linear dofs, REG I_world (the inverse of Iinv) on the angular ones */
   for (int b = 0; b < nb; b++) {
     double I[9];
     inverse3(&p->Iinv[9 * (size_t)b], I);
+    size_t st, at = bodyBlock(s, b, b, &st);
     for (int a = 0; a < 3; a++) {
-      s->Kx[bodyEntry(s, b, b, a, a)] += REG / p->minv[b];
-      for (int e = 0; e < 3; e++) s->Kx[bodyEntry(s, b, b, 3 + a, 3 + e)] += REG * I[3 * a + e];
+      s->Kx[at + (size_t)a + st * (size_t)a] += REG / p->minv[b];
+      for (int e = 0; e < 3; e++) s->Kx[at + (size_t)(3 + a) + st * (size_t)(3 + e)] += REG * I[3 * a + e];
     }
   }
   /* J_i^T P J_i, P = meff_i B_i C_i, into the blocks of contact i's bodies */
@@ -570,10 +600,9 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
         int kr = p->cbody[2 * i + sr];
         if (kr < 0) continue;
         const double *Jr = &p->J[36 * (size_t)i + 18 * (size_t)sr];
-        for (int e = 0; e < 6; e++) {
-          size_t at = bodyEntry(s, kr, kc, 0, e);
+        size_t st, at = bodyBlock(s, kr, kc, &st);
+        for (int e = 0; e < 6; e++, at += st)
           for (int a = 0; a < 6; a++) s->Kx[at + (size_t)a] += Jr[a] * Q[e] + Jr[6 + a] * Q[6 + e] + Jr[12 + a] * Q[12 + e];
-        }
       }
     }
   }
