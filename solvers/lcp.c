@@ -524,6 +524,15 @@ static int newtonStep(cdLcpState *s, const cdContactProblem *p, double *z, const
 /* the longest pause of the active-set method from the warm start, steps */
 #define BACKOFF_MAX 32
 
+/* bgs goes on from the active-set method's best iterate when its residual is below this share
+ * of the warm start's: on the 55-cube pyramid (S4 10) the method often stops a few modes short
+ * at ~1e-7 where the warm start is at ~1e-5, and from there the sweeps and their active-set
+ * tries finish in one to a few sweeps (from the warm start ~10, some steps ~1,100: 38 ->
+ * 2.9 iterations a step); on the 1000-sphere pile in flight (S2 10) the method's best iterate
+ * of wrong modes is barely below the warm start, and bgs from it took 216 iterations a step
+ * against 184 from the warm start */
+#define NEWTON_START_SHARE 0.1
+
 /* the sweeps a bgs solve that missed its rule warm and cold goes on for, from the better */
 #define BGS_CONTINUE_SWEEPS 4000
 
@@ -639,14 +648,12 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
     if (rc == 0) stats->fallbacks++;
   }
   if (rc == 0) {
-    /* bgs starts from the better of the warm start and the active-set method's best iterate
-     * (on the 55-cube pyramid the method often stops a few modes short, at a residual of
-     * 1e-7 against the warm start's 1e-5: from there the sweeps and their active-set tries
-     * finish in a few sweeps where from the warm start they took ~10, and up to ~1,100) */
+    /* bgs starts from the active-set method's best iterate where that is well below the
+     * warm start (NEWTON_START_SHARE), else from the warm start */
     int from_newton = 0;
     if (s->newton_res < INFINITY) {
       stats->products++;
-      from_newton = s->newton_res < cd_lcpResidual(p, m, s->D, zw, s->work);
+      from_newton = s->newton_res < NEWTON_START_SHARE * cd_lcpResidual(p, m, s->D, zw, s->work);
     }
     if (!from_newton) memcpy(z, zw, n * sizeof *z);
     if ((rc = bgsStep(s, p, contacts, z, newton, stats))) return rc;
