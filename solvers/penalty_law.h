@@ -77,9 +77,9 @@ static inline double cd_penaltyFriction(double mu, double v_reg, double fn, cons
   return c;
 }
 
-/* the normal part of cd_penaltyContactForce (below): every field but the friction's (ft
- * and ct 0), and the updated state */
-static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
+/* the normal part of cd_penaltyContactForce (below), given slip = |v_t|: every field but the
+ * friction's (ft and ct 0), and the updated state */
+static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double vn, double slip, int fresh,
                                          double state[4], cdPenaltyForce *out) {
   double delta = -gap;
   int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
@@ -88,7 +88,7 @@ static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double
   out->ft[0] = out->ft[1] = out->ft[2] = 0;
   out->branch = 0;
   out->touching = delta > 0;
-  out->slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+  out->slip = slip;
   state[CD_PENALTY_GAP] = gap;
   state[CD_PENALTY_SLIP] = out->slip;
   if (delta <= 0) {
@@ -125,7 +125,7 @@ static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double
  * it opens; the plastic overlap is reset to 0 when the contact opens (gap >= 0). */
 static inline void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
                                           double state[4], cdPenaltyForce *out) {
-  cd_penaltyNormalForce(m, gap, vn, vt, fresh, state, out);
+  cd_penaltyNormalForce(m, gap, vn, sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]), fresh, state, out);
   if (out->touching)
     out->ct = cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->slip, out->ft);
 }
