@@ -148,7 +148,7 @@ double cd_penaltyInverseMass(const cdScene *scene, const cdWorld *w, int i, cons
 }
 
 /* adds f at lever arm r of body i (force and torque rows of world->force) */
-static void applyForce(cdWorld *w, int i, const double r[3], const double f[3]) {
+static inline void applyForce(cdWorld *w, int i, const double r[3], const double f[3]) {
   double tau[3];
   double *F = &w->force[6 * i];
   cd_v3cross(tau, r, f);
