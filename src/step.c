@@ -8,7 +8,8 @@
  *   narrow phase of the listed pairs -> carry per-contact state by key -> contact forces
  *   -> v += h M^-1 f -> x += h v.
  * Both are semi-implicit (symplectic) Euler with the exact rotation of each quaternion
- * by its angular velocity (vec3.h cd_quatIntegrate).
+ * by its angular velocity (vec3.h cd_quatIntegrate; a ball's, in the substeps, by its
+ * series, cd_quatIntegrateSmall: the same to round-off).
  */
 #include <string.h>
 #include <time.h>
