@@ -76,7 +76,7 @@
  * filters when HDF5 has deflate (any reader opens it, no plugin), and has an unlimited
  * first dimension. A per-frame chunk holds 32 frames, or the largest power of two of
  * frames within 256 KiB (a frame beyond it is split along the bodies); a contact chunk
- * holds 4096 rows. The writer builds each chunk itself (col_flush: gather, shuffle,
+ * holds 4096 rows. The writer builds each chunk itself (chunk_build: gather, shuffle,
  * io/deflate.c) and hands HDF5 the stored bytes (H5Dwrite_chunk); the file's last, partly
  * filled chunk of a column is kept in memory (its tail) and written again, whole, with
  * the next batch. zlib level 4 through HDF5's filter was 85% of the writing, 10-14 ms for
@@ -166,6 +166,8 @@ enum {
  * the last batch, which no step overlaps, is all the writing a run waits for at close */
 #define CD_REC_EARLY_BYTES (1024.0 * 1024)
 #define CD_REC_FLUSH_SECONDS 5.0
+/* compressed chunks the main thread may hold for the writer while it helps (writer_wait) */
+#define CD_REC_HELP_SLOTS 4
 
 /* the datasets written frame by frame, in file creation order */
 enum {
@@ -227,6 +229,26 @@ typedef struct cdColumn {
                         * with the next batch; the writer's */
 } cdColumn;
 
+/* a thread's buffers for one chunk: gathered, shuffled, compressed */
+typedef struct cdScratch {
+  unsigned char *p[3];
+  size_t cap[3];
+} cdScratch;
+
+/* one chunk of a batch: rows row0 .. of its column counted from the first row of the
+ * file's last, partly filled chunk (the column's tail), columns col0 .. */
+enum { JOB_OPEN, JOB_WRITER, JOB_HELPER, JOB_DONE };
+typedef struct cdChunkJob {
+  int col;             /* COL_* */
+  size_t row0, col0;
+  int state;           /* JOB_*: unclaimed, the writer's, being compressed by the main
+                        * thread, compressed by the main thread into z */
+  unsigned char *z;    /* (size) the main thread's compressed chunk (help_out[slot]);
+                        * NULL: the writer builds it */
+  size_t size;
+  int slot;
+} cdChunkJob;
+
 enum { GRP_BODIES, GRP_TRAJECTORY, GRP_CONTACTS, GRP_SOLVER, GRP_ENERGY, GRP_GEOMETRY, GRP_COUNT };
 static const char *const group_name[GRP_COUNT] = {"/bodies", "/trajectory", "/contacts", "/solver", "/energy",
                                                   "/geometry"};
@@ -245,8 +267,7 @@ struct cdRecorder {
   double batch_bytes;    /* bytes buffered in buf[fill] */
   int64_t ncontact;      /* contacts accepted */
   int deflate;           /* chunks are shuffled and deflated (HDF5 has the deflate filter) */
-  unsigned char *chunk[3]; /* the writer's chunk: gathered, shuffled, compressed */
-  size_t chunk_cap[3];
+  cdScratch wscratch;    /* the writer's chunk buffers */
   struct timespec last_batch;
   /* the writer thread; everything below the mutex is shared with it */
   int fill;              /* the buffer side the main thread fills */
@@ -258,6 +279,19 @@ struct cdRecorder {
   int quit;              /* the writer is to stop */
   long nframe_file;      /* frames in the file */
   int failed;            /* a batch write failed: the file ends at the batch before */
+  /* the chunks of the batch being written, in the order the writer hands them to HDF5;
+   * the main thread, while it waits for the writer, compresses chunks of them too */
+  cdChunkJob *job;       /* (job_cap) */
+  int njob, job_cap;
+  int job_next;          /* the first chunk nobody has claimed */
+  int jobs_open;         /* the main thread may claim chunks */
+  long helped;           /* chunks the main thread compressed, over the run */
+  /* the main thread's memory for that, allocated at open (its allocations are then the
+   * same in every run, whoever builds which chunk): chunks up to help_bytes uncompressed */
+  cdScratch hscratch;    /* gathered and shuffled */
+  unsigned char *help_out[CD_REC_HELP_SLOTS]; /* compressed chunks the writer has not written */
+  int help_busy[CD_REC_HELP_SLOTS];
+  size_t help_bytes;
   char why[200];         /* reason of the last HDF5 failure */
   char path[4096];       /* the file */
 };
@@ -469,7 +503,11 @@ static int col_create(cdRecorder *r, cdColumn *c, int per_contact, hsize_t nrows
 static int col_reserve(cdRecorder *r, cdColumn *c, size_t rows) {
   int f = r->fill;
   if (c->nbuf[f] + rows <= c->cap[f]) return 0;
+  /* a batch's worth of frames like this one at once: each growth copies the rows so far
+   * into new memory (on the pile, doubling from 256 rows was a third of the main thread's
+   * time in the recorder: the copies' page faults); pages never written are never touched */
   size_t cap = c->cap[f] ? 2 * c->cap[f] : 256;
+  if (cap < rows * CD_REC_BATCH) cap = rows * CD_REC_BATCH;
   while (cap < c->nbuf[f] + rows) cap *= 2;
   unsigned char *b = cd_realloc(c->buf[f], cap * c->width * c->esize);
   if (!b) return -1;
@@ -494,15 +532,28 @@ static void *col_rows(cdRecorder *r, cdColumn *c, size_t n) {
   return p;
 }
 
-/* room for n bytes in the writer's chunk buffer k */
-static unsigned char *chunk_buffer(cdRecorder *r, int k, size_t n) {
-  if (n > r->chunk_cap[k]) {
-    unsigned char *p = cd_realloc(r->chunk[k], n);
+/* room for n bytes in buffer k of s (the writer's: they grow as chunks need) */
+static unsigned char *scratch_get(cdScratch *s, int k, size_t n) {
+  if (n > s->cap[k]) {
+    unsigned char *p = cd_realloc(s->p[k], n);
     if (!p) return NULL;
-    r->chunk[k] = p;
-    r->chunk_cap[k] = n;
+    s->p[k] = p;
+    s->cap[k] = n;
   }
-  return r->chunk[k];
+  return s->p[k];
+}
+
+static void scratch_free(cdScratch *s) {
+  for (int k = 0; k < 3; k++) {
+    cd_free(s->p[k]);
+    s->p[k] = NULL;
+    s->cap[k] = 0;
+  }
+}
+
+/* bytes of a chunk of c, uncompressed */
+static size_t chunk_bytes(const cdColumn *c) {
+  return (size_t)c->chunk_rows * (size_t)c->chunk_cols * (size_t)c->inner[1] * c->esize;
 }
 
 /* HDF5's shuffle filter: the k-th bytes of the n elements of size es one after the other */
@@ -511,52 +562,124 @@ static void shuffle(const unsigned char *in, size_t n, size_t es, unsigned char 
     for (size_t i = 0; i < n; i++) out[k * n + i] = in[i * es + k];
 }
 
-/* writes the rows of buffer side (the writer's call) chunk by chunk, from the start of
- * the file's last, partly filled chunk (its rows are in c->tail): each chunk is gathered,
- * shuffled and deflated here (io/deflate.c) and handed to HDF5 as it is stored
- * (H5Dwrite_chunk), so that HDF5's own deflate never runs; the file records the
- * ordinary shuffle and deflate filters, which every reader has. */
-static int col_flush(cdRecorder *r, cdColumn *c, int side) {
-  size_t n = c->nbuf[side];
-  if (!c->active || n == 0) return 0;
-  hsize_t dims[3] = {c->nfile + n, c->inner[0], c->inner[1]};
-  if (H5Dset_extent(c->dset, dims) < 0) return h5fail(r, c->path);
-  if (c->width == 0) return 0; /* no bodies: rows without elements */
+/* the chunk of c whose rows start at row0 (counted from the first row of the column's
+ * tail) and whose columns start at col0, from the tail and buffer side: gathered and
+ * shuffled in s, deflated (io/deflate.c) into z (NULL: s's third buffer; else room for
+ * cd_deflateBound of the chunk's bytes), as HDF5 stores it. Its size, with *data at its
+ * bytes; 0 when memory ran out. Reads c and the buffers only: the writer and the
+ * main thread (writer_wait) build chunks of one batch at once. */
+static size_t chunk_build(const cdRecorder *r, const cdColumn *c, int side, size_t row0, size_t col0, cdScratch *s,
+                          unsigned char *z, const unsigned char **data) {
   size_t es = c->esize, rowbytes = c->width * es, t = (size_t)(c->nfile % c->chunk_rows);
   size_t cols = (size_t)c->inner[0], cc = (size_t)c->chunk_cols, per_col = (size_t)c->inner[1] * es;
-  size_t chunk_elems = (size_t)c->chunk_rows * cc * (size_t)c->inner[1];
-  size_t chunk_bytes = chunk_elems * es;
-  unsigned char *raw = chunk_buffer(r, 0, chunk_bytes), *shuf = chunk_buffer(r, 1, chunk_bytes);
-  unsigned char *z = chunk_buffer(r, 2, cd_deflateBound(chunk_bytes));
-  if (!raw || !shuf || !z) {
+  size_t nbytes = chunk_bytes(c), total = t + c->nbuf[side];
+  unsigned char *raw = scratch_get(s, 0, nbytes), *shuf = scratch_get(s, 1, nbytes);
+  if (!z) z = scratch_get(s, 2, cd_deflateBound(nbytes));
+  if (!raw || !shuf || !z) return 0;
+  size_t rows = total - row0 < c->chunk_rows ? total - row0 : (size_t)c->chunk_rows;
+  size_t ncol = cols - col0 < cc ? cols - col0 : cc;
+  memset(raw, 0, nbytes); /* past the extent: never read */
+  for (size_t k = 0; k < rows; k++) {
+    size_t row = row0 + k;
+    const unsigned char *src = row < t ? c->tail + row * rowbytes : c->buf[side] + (row - t) * rowbytes;
+    memcpy(raw + k * cc * per_col, src + col0 * per_col, ncol * per_col);
+  }
+  if (!r->deflate) {
+    *data = raw;
+    return nbytes;
+  }
+  shuffle(raw, nbytes / es, es, shuf);
+  *data = z;
+  return cd_deflate(shuf, nbytes, z, cd_deflateBound(nbytes));
+}
+
+/* lists the chunks that buffer side writes, column by column, from the start of each
+ * column's tail (the file's last, partly filled chunk, written again whole); 0 or -1 */
+static int jobs_plan(cdRecorder *r, int side) {
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1 && n > r->job_cap) {
+      cdChunkJob *j = cd_realloc(r->job, (size_t)n * sizeof *j);
+      if (!j) return -1;
+      r->job = j;
+      r->job_cap = n;
+    }
+    n = 0;
+    for (int i = 0; i < COL_COUNT; i++) {
+      const cdColumn *c = &r->col[i];
+      if (!c->active || c->nbuf[side] == 0 || c->width == 0) continue;
+      size_t total = (size_t)(c->nfile % c->chunk_rows) + c->nbuf[side];
+      for (size_t row0 = 0; row0 < total; row0 += (size_t)c->chunk_rows)
+        for (size_t col0 = 0; col0 < (size_t)c->inner[0]; col0 += (size_t)c->chunk_cols, n++)
+          if (pass == 1) r->job[n] = (cdChunkJob){.col = i, .row0 = row0, .col0 = col0, .state = JOB_OPEN};
+    }
+  }
+  pthread_mutex_lock(&r->mu);
+  r->njob = n;
+  r->job_next = 0;
+  r->jobs_open = 1;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  return 0;
+}
+
+/* the batch's chunks are all written (or it failed): the main thread claims no more, and
+ * the writer waits for the chunk it may still be compressing */
+static void jobs_close(cdRecorder *r) {
+  pthread_mutex_lock(&r->mu);
+  r->jobs_open = 0;
+  for (int j = 0; j < r->njob; j++)
+    while (r->job[j].state == JOB_HELPER) pthread_cond_wait(&r->cv, &r->mu);
+  r->njob = r->job_next = 0;
+  for (int k = 0; k < CD_REC_HELP_SLOTS; k++) r->help_busy[k] = 0;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* writes the chunks of buffer side in their order (the writer's call): each is the
+ * writer's own to build, or one the main thread has built meanwhile (writer_wait), which
+ * the writer waits for. HDF5 gets the chunks as they are stored (H5Dwrite_chunk), so
+ * that its own deflate never runs; the file records the ordinary shuffle and deflate
+ * filters, which every reader has. Who built a chunk changes neither its bytes nor the
+ * order of the HDF5 calls. */
+static int batch_chunks(cdRecorder *r, int side) {
+  if (jobs_plan(r, side)) {
     snprintf(r->why, sizeof r->why, "out of memory");
     return -1;
   }
-  hsize_t first = c->nfile - t; /* the file row where the first chunk written starts */
-  size_t total = t + n;
-  for (size_t row0 = 0; row0 < total; row0 += (size_t)c->chunk_rows) {
-    size_t rows = total - row0 < c->chunk_rows ? total - row0 : (size_t)c->chunk_rows;
-    for (size_t col0 = 0; col0 < cols; col0 += cc) {
-      size_t ncol = cols - col0 < cc ? cols - col0 : cc;
-      memset(raw, 0, chunk_bytes); /* past the extent: never read */
-      for (size_t k = 0; k < rows; k++) {
-        size_t row = row0 + k;
-        const unsigned char *src = row < t ? c->tail + row * rowbytes : c->buf[side] + (row - t) * rowbytes;
-        memcpy(raw + k * cc * per_col, src + col0 * per_col, ncol * per_col);
+  int j = 0;
+  for (int i = 0; i < COL_COUNT; i++) {
+    cdColumn *c = &r->col[i];
+    if (!c->active || c->nbuf[side] == 0) continue;
+    hsize_t dims[3] = {c->nfile + c->nbuf[side], c->inner[0], c->inner[1]};
+    if (H5Dset_extent(c->dset, dims) < 0) return h5fail(r, c->path);
+    hsize_t first = c->nfile - c->nfile % c->chunk_rows; /* the file row of the tail's first */
+    for (; j < r->njob && r->job[j].col == i; j++) {
+      cdChunkJob *jb = &r->job[j];
+      pthread_mutex_lock(&r->mu);
+      if (r->job_next == j) {
+        r->job_next++;
+        jb->state = JOB_WRITER;
+        pthread_cond_broadcast(&r->cv); /* the main thread may take the next one */
       }
-      const unsigned char *data = raw;
-      size_t size = chunk_bytes;
-      if (r->deflate) {
-        shuffle(raw, chunk_elems, es, shuf);
-        size = cd_deflate(shuf, chunk_bytes, z, cd_deflateBound(chunk_bytes));
-        if (size == 0) {
-          snprintf(r->why, sizeof r->why, "out of memory");
-          return -1;
-        }
-        data = z;
+      while (jb->state != JOB_DONE && jb->state != JOB_WRITER) pthread_cond_wait(&r->cv, &r->mu);
+      pthread_mutex_unlock(&r->mu);
+      const unsigned char *data = jb->z;
+      size_t size = jb->size;
+      if (!data) size = chunk_build(r, c, side, jb->row0, jb->col0, &r->wscratch, NULL, &data);
+      if (size == 0) {
+        snprintf(r->why, sizeof r->why, "out of memory");
+        return -1;
       }
-      hsize_t offset[3] = {first + row0, col0, 0};
+      hsize_t offset[3] = {first + jb->row0, jb->col0, 0};
       if (H5Dwrite_chunk(c->dset, H5P_DEFAULT, 0, offset, size, data) < 0) return h5fail(r, c->path);
+      if (jb->z) { /* the main thread's slot is free again */
+        pthread_mutex_lock(&r->mu);
+        jb->z = NULL;
+        r->help_busy[jb->slot] = 0;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+      }
     }
   }
   return 0;
@@ -614,8 +737,8 @@ static int batch_write(cdRecorder *r, int side) {
     for (int i = 0; i < COL_COUNT; i++) r->col[i].nbuf[side] = 0;
     return -1;
   }
-  int rc = 0;
-  for (int i = 0; i < COL_COUNT && !rc; i++) rc = col_flush(r, &r->col[i], side);
+  int rc = batch_chunks(r, side);
+  jobs_close(r); /* before the buffers change: the main thread may be reading them */
   if (!rc && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0) rc = h5fail(r, "flush");
   for (int i = 0; i < COL_COUNT; i++) {
     cdColumn *c = &r->col[i];
@@ -657,12 +780,50 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
+/* with r->mu held, by the main thread while it waits for the writer: builds the next
+ * chunk nobody has claimed of the batch being written, into a free slot, and hands it to
+ * the writer, which writes it in its turn. The two cores then share the batch (at close,
+ * the last one, which no step overlaps). 0 when there is nothing it can take: no chunk
+ * left, no free slot, or a chunk larger than its memory (the writer builds those). */
+static int help_one(cdRecorder *r) {
+  if (!r->jobs_open || r->job_next >= r->njob) return 0;
+  int slot = 0;
+  while (slot < CD_REC_HELP_SLOTS && r->help_busy[slot]) slot++;
+  cdChunkJob *jb = &r->job[r->job_next];
+  const cdColumn *c = &r->col[jb->col];
+  if (slot == CD_REC_HELP_SLOTS || chunk_bytes(c) > r->help_bytes) return 0;
+  r->job_next++;
+  jb->state = JOB_HELPER;
+  r->help_busy[slot] = 1;
+  int side = !r->fill;
+  pthread_mutex_unlock(&r->mu);
+  /* the job list and the batch's buffers stay as they are until the chunk is done
+   * (jobs_close waits for it) */
+  const unsigned char *data = NULL;
+  size_t size = chunk_build(r, c, side, jb->row0, jb->col0, &r->hscratch, r->help_out[slot], &data);
+  pthread_mutex_lock(&r->mu);
+  if (size) {
+    jb->z = r->help_out[slot];
+    jb->size = size;
+    jb->slot = slot;
+    r->helped++;
+  } else {
+    r->help_busy[slot] = 0;
+  }
+  jb->state = JOB_DONE;
+  pthread_cond_broadcast(&r->cv);
+  return 1;
+}
+
 /* waits until the writer has written every batch handed to it; -1 when a write failed.
  * After it the main thread may call HDF5 until it hands over the next batch. */
 static int writer_wait(cdRecorder *r) {
   if (!r->threaded) return r->failed ? -1 : 0;
   pthread_mutex_lock(&r->mu);
-  while (r->pending) pthread_cond_wait(&r->cv, &r->mu);
+  while (r->pending) {
+    if (help_one(r)) continue;
+    pthread_cond_wait(&r->cv, &r->mu);
+  }
   int failed = r->failed;
   pthread_mutex_unlock(&r->mu);
   return failed ? -1 : 0;
@@ -738,7 +899,10 @@ static int recorder_free(cdRecorder *r) {
   pthread_cond_destroy(&r->cv);
   pthread_mutex_destroy(&r->mu);
   cd_free(r->box_body);
-  for (int k = 0; k < 3; k++) cd_free(r->chunk[k]);
+  scratch_free(&r->wscratch);
+  scratch_free(&r->hscratch);
+  for (int k = 0; k < CD_REC_HELP_SLOTS; k++) cd_free(r->help_out[k]);
+  cd_free(r->job);
   for (int i = 0; i < COL_COUNT; i++) col_free(&r->col[i]);
   for (int g = 0; g < GRP_COUNT; g++)
     if (r->group[g] >= 0) H5Gclose(r->group[g]);
@@ -823,6 +987,22 @@ static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo 
       }
       c->cap[f] = cap;
     }
+  }
+  /* the chunk memory of both threads, for chunks of every column but alpha: the
+   * allocations of a run then do not depend on which thread builds which chunk (the
+   * writer's grows for alpha's, if larger) */
+  for (int i = 0; i < COL_ALPHA; i++)
+    if (r->col[i].active && chunk_bytes(&r->col[i]) > r->help_bytes) r->help_bytes = chunk_bytes(&r->col[i]);
+  int nomem = 0;
+  for (int k = 0; k < 3 && !nomem; k++) {
+    size_t n = k < 2 ? r->help_bytes : cd_deflateBound(r->help_bytes);
+    nomem = !scratch_get(&r->wscratch, k, n) || (k < 2 && !scratch_get(&r->hscratch, k, n));
+  }
+  for (int k = 0; k < CD_REC_HELP_SLOTS && !nomem; k++)
+    nomem = !(r->help_out[k] = cd_malloc(cd_deflateBound(r->help_bytes)));
+  if (nomem) {
+    snprintf(r->why, sizeof r->why, "out of memory");
+    return -1;
   }
   /* offset[0] = 0: the file is valid (zero frames) from the start */
   *(int64_t *)col_push(r, &r->col[COL_OFFSET]) = 0;
@@ -911,6 +1091,13 @@ long cd_recorderFlush(cdRecorder *r) {
   if (!r || recorder_failed(r)) return -1;
   if ((r->nbatch > 0 && batch_submit(r)) || writer_wait(r)) return -1;
   return r->nframe_file;
+}
+
+long cd_recorderChunksHelped(cdRecorder *r) {
+  pthread_mutex_lock(&r->mu);
+  long n = r->helped;
+  pthread_mutex_unlock(&r->mu);
+  return n;
 }
 
 /* rewrites the string attribute name of the root */
