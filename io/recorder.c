@@ -88,23 +88,22 @@
  * The writer runs beside the steps, so its cost is the second core's.
  * Objects carry no modification times, so the same frames give the same dataset bytes.
  *
- * Threads. The main thread copies each frame into one of two buffers (col_push and
- * col_rows) and goes on stepping; a writer thread writes the other buffer. A batch is
- * handed over at 32 frames, 64 MiB or 5 s since the last one, after the writer has
- * finished the batch before (so at most two batches are in memory); and sooner, to an
- * idle writer, once it holds 1 MiB and whole per-frame chunks. The writer faults in the
- * pages of the main thread's next frames while it is idle or between two chunks
- * (prefault_ask), and a buffer's first growth holds a batch of frames like the one that
- * asked: growth by doubling and first-touch page faults were most of the main thread's
- * time in the recorder on the pile (perf). When the main thread waits for the writer
- * (cd_recorderFlush, close, a batch that finds the writer busy) it builds chunks of the
- * batch itself (help_one): the two threads claim the batch's chunks in order and the
- * writer writes each in its turn, so the file is the same byte for byte whoever built a
- * chunk; the last batch, which no step overlaps, is so shared by both cores at close.
- * Moving the layout of the contact rows to the writer (the main thread copying the
- * cdContact array whole) was tried and left out: the main thread's instructions in the
- * recorder were the same within 2% (callgrind; the memcpy of 200-byte contacts costs
- * what the layout did) and the writer had more to do. Each
+ * Threads. The main thread copies each frame into one of two buffers and goes on
+ * stepping; a writer thread writes the other buffer. The copy is as plain as it can be:
+ * the bodies' arrays into the per-frame columns, the step's contacts as they are (one
+ * memcpy of cdContact rows into COL_STAGE), which the writer lays out in the contact
+ * columns (contacts_expand). A batch is handed over at 32 frames, 64 MiB or 5 s since
+ * the last one, after the writer has finished the batch before (so at most two batches
+ * are in memory); and sooner, to an idle writer, once it holds 1 MiB and whole per-frame
+ * chunks. The writer faults in the pages of the main thread's next frames while it is
+ * idle or between two chunks (prefault_ask), and a buffer's first growth holds a batch
+ * of frames like the one that asked: growth by doubling and first-touch page faults were
+ * most of the main thread's time in the recorder on the pile (perf). When the main
+ * thread waits for the writer (cd_recorderFlush, close, a batch that finds the writer
+ * busy) it builds chunks of the batch itself (help_one): the two threads claim the
+ * batch's chunks in order, the writer writes each in its turn, so the file is the same
+ * byte for byte whoever built a chunk. The last batch, which no step overlaps, is so
+ * shared by both cores at close. Each
  * batch ends with H5Fflush(H5F_SCOPE_GLOBAL): between batches the file on disk is
  * complete and consistent. Only one thread calls HDF5 at a time: the writer while a batch
  * is pending; the main thread at open, and after writer_wait (the summary, the creation
@@ -216,7 +215,11 @@ enum {
   COL_BETA,
   COL_PENALTY_STATE,
   COL_ALPHA, /* created at the first frame with nalpha > 0 */
-  COL_COUNT
+  COL_COUNT,
+  /* not a dataset: the contacts of the frames buffered, as the world has them (cdContact
+   * rows), which the writer lays out in the columns COL_BODIES .. COL_PENALTY_STATE
+   * (contacts_expand) */
+  COL_STAGE = COL_COUNT
 };
 
 /* one extensible dataset and the rows buffered for it */
@@ -272,7 +275,7 @@ struct cdRecorder {
   hid_t file;
   hid_t group[GRP_COUNT];
   hid_t str_type;        /* variable-length UTF-8 string */
-  cdColumn col[COL_COUNT];
+  cdColumn col[COL_COUNT + 1]; /* the datasets, and COL_STAGE */
   int nbody;
   int nbox;              /* bodies that are boxes (cubes included) */
   int *box_body;         /* (nbox) their body indices */
@@ -303,8 +306,8 @@ struct cdRecorder {
   long helped;           /* chunks the main thread compressed, over the run */
   /* memory the main thread is about to fill, whose pages the writer faults in when it is
    * idle or between two chunks (prefault), so that the main thread does not */
-  unsigned char *pop_at[COL_COUNT][2];
-  size_t pop_len[COL_COUNT][2];
+  unsigned char *pop_at[COL_COUNT + 1][2];
+  size_t pop_len[COL_COUNT + 1][2];
   int pop_any;
   /* the main thread's memory for that, allocated at open (its allocations are then the
    * same in every run, whoever builds which chunk): chunks up to help_bytes uncompressed */
@@ -541,7 +544,7 @@ static void prefault_ask(cdRecorder *r, int i, int side, size_t row0, size_t row
 /* with r->mu held, by the writer: faults in a piece of the memory asked for; 0 when
  * nothing was asked */
 static int prefault_piece(cdRecorder *r) {
-  for (int i = 0; i < COL_COUNT && r->pop_any; i++)
+  for (int i = 0; i <= COL_STAGE && r->pop_any; i++)
     for (int f = 0; f < 2; f++) {
       if (r->pop_len[i][f] == 0) continue;
       uintptr_t at = (uintptr_t)r->pop_at[i][f];
@@ -802,12 +805,65 @@ static int room_check(cdRecorder *r, int side) {
   return 0;
 }
 
+/* lays out the contacts buffered in side (COL_STAGE) in the columns COL_BODIES ..
+ * COL_PENALTY_STATE of that side: the writer's work, not the main thread's, which only
+ * copies the world's contacts with one memcpy. Its instructions are about the same
+ * (callgrind: 8.25M against 8.36M in cd_recorderWriteFrame over 21 frames of the pile,
+ * S2 10 at 20 iterations), but one sequential stream of stores instead of twelve
+ * interleaved ones costs the main thread less time: in bench_recorder at load 7, the
+ * main thread's CPU time every frame / last only was 0.95-0.98 with it and 1.12-1.30
+ * without, and the run's wall-time ratio 1.30-1.46 against 1.65-1.74 (three runs each,
+ * alternately). 0, or -1 when memory ran out. */
+static int contacts_expand(cdRecorder *r, int side) {
+  const cdColumn *st = &r->col[COL_STAGE];
+  size_t n = st->nbuf[side];
+  if (n == 0) return 0;
+  cdColumn *c = r->col;
+  for (int i = COL_BODIES; i < COL_ALPHA; i++) {
+    if (c[i].cap[side] >= n) continue;
+    size_t cap = 2 * c[i].cap[side] > n ? 2 * c[i].cap[side] : n;
+    unsigned char *b = cd_realloc(c[i].buf[side], cap * c[i].width * c[i].esize);
+    if (!b) {
+      snprintf(r->why, sizeof r->why, "out of memory");
+      return -1;
+    }
+    c[i].buf[side] = b;
+    c[i].cap[side] = cap;
+  }
+  const cdContact *con = (const cdContact *)st->buf[side];
+  int32_t *bodies = (int32_t *)c[COL_BODIES].buf[side];
+  uint32_t *feature = (uint32_t *)c[COL_FEATURE].buf[side];
+  double *point = (double *)c[COL_POINT].buf[side], *normal = (double *)c[COL_NORMAL].buf[side];
+  double *gap = (double *)c[COL_GAP].buf[side], *ni = (double *)c[COL_NORMAL_IMPULSE].buf[side];
+  double *ti = (double *)c[COL_TANGENT_IMPULSE].buf[side], *nv = (double *)c[COL_NORMAL_VELOCITY].buf[side];
+  double *tv = (double *)c[COL_TANGENT_VELOCITY].buf[side], *beta = (double *)c[COL_BETA].buf[side];
+  double *pst = (double *)c[COL_PENALTY_STATE].buf[side];
+  for (size_t i = 0; i < n; i++) {
+    const cdContact *k = &con[i];
+    bodies[2 * i] = k->body[0];
+    bodies[2 * i + 1] = k->body[1];
+    feature[2 * i] = k->feature[0];
+    feature[2 * i + 1] = k->feature[1];
+    memcpy(&point[3 * i], k->point, sizeof k->point);
+    memcpy(&normal[3 * i], k->normal, sizeof k->normal);
+    gap[i] = k->gap;
+    ni[i] = k->lambda[0];
+    for (int d = 0; d < 3; d++) ti[3 * i + (size_t)d] = k->lambda[1] * k->t1[d] + k->lambda[2] * k->t2[d];
+    nv[i] = k->post_vn;
+    memcpy(&tv[3 * i], k->post_vt, sizeof k->post_vt);
+    beta[i] = k->beta;
+    memcpy(&pst[4 * i], k->state, sizeof k->state);
+  }
+  for (int i = COL_BODIES; i < COL_ALPHA; i++) c[i].nbuf[side] = n;
+  return 0;
+}
+
 /* writes every row of buffer side and flushes the file; on failure every dataset goes
  * back to the last complete batch. Only one thread at a time calls HDF5: the writer, or
  * the main thread while no batch is pending (before the writer starts, after it stops). */
 static int batch_write(cdRecorder *r, int side) {
-  if (room_check(r, side)) {
-    for (int i = 0; i < COL_COUNT; i++) r->col[i].nbuf[side] = 0;
+  if (contacts_expand(r, side) || room_check(r, side)) {
+    for (int i = 0; i <= COL_STAGE; i++) r->col[i].nbuf[side] = 0;
     return -1;
   }
   int rc = batch_chunks(r, side);
@@ -824,6 +880,7 @@ static int batch_write(cdRecorder *r, int side) {
     }
     c->nbuf[side] = 0;
   }
+  r->col[COL_STAGE].nbuf[side] = 0;
   if (rc) H5Fflush(r->file, H5F_SCOPE_GLOBAL);
   return rc;
 }
@@ -977,7 +1034,7 @@ static int recorder_free(cdRecorder *r) {
   scratch_free(&r->hscratch);
   for (int k = 0; k < CD_REC_HELP_SLOTS; k++) cd_free(r->help_out[k]);
   cd_free(r->job);
-  for (int i = 0; i < COL_COUNT; i++) col_free(&r->col[i]);
+  for (int i = 0; i <= COL_STAGE; i++) col_free(&r->col[i]);
   for (int g = 0; g < GRP_COUNT; g++)
     if (r->group[g] >= 0) H5Gclose(r->group[g]);
   if (r->str_type >= 0) H5Tclose(r->str_type);
@@ -1022,6 +1079,7 @@ static void columns_define(cdRecorder *r) {
   col_define(&c[COL_PENALTY_STATE], "/contacts/penalty_state", d, f64, 2, 4, 0);
   /* the width of alpha is set when it is first seen */
   col_define(&c[COL_ALPHA], "/contacts/alpha", d, f64, 2, 1, 0);
+  col_define(&c[COL_STAGE], "(contacts buffered)", H5T_NATIVE_UCHAR, H5T_NATIVE_UCHAR, 2, sizeof(cdContact), 0);
 }
 
 /* everything of the file after its creation: attributes, groups, bodies, columns */
@@ -1219,7 +1277,7 @@ static int alpha_activate(cdRecorder *r, int m) {
   col_free(c); /* from an earlier failed activation, maybe of another width */
   col_define(c, c->path, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, (hsize_t)m, 0);
   const double fill = NAN;
-  size_t pending = r->col[COL_BODIES].nbuf[r->fill];
+  size_t pending = r->col[COL_STAGE].nbuf[r->fill];
   if (col_reserve(r, c, pending)) return -1;
   if (col_create(r, c, 1, r->col[COL_BODIES].nfile, &fill)) {
     if (c->dset >= 0) H5Dclose(c->dset);
@@ -1274,8 +1332,8 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
   if (m > 0 && (size_t)m != alpha->width) return -1;
 
   /* all memory first, so that a failure leaves no partial frame */
-  for (int i = COL_NFRAME_COLS; i < COL_COUNT; i++)
-    if (r->col[i].active && col_reserve(r, &r->col[i], (size_t)ncon)) return -1;
+  if (col_reserve(r, &r->col[COL_STAGE], (size_t)ncon) || (alpha->active && col_reserve(r, alpha, (size_t)ncon)))
+    return -1;
 
   cdColumn *c = r->col;
   size_t nb = (size_t)r->nbody;
@@ -1311,31 +1369,10 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
     }
   }
 
+  /* the contacts as they are: the writer lays them out (contacts_expand) */
   size_t n = (size_t)ncon;
-  int32_t *bodies = col_rows(r, &c[COL_BODIES], n);
-  uint32_t *feature = col_rows(r, &c[COL_FEATURE], n);
-  double *point = col_rows(r, &c[COL_POINT], n), *normal = col_rows(r, &c[COL_NORMAL], n);
-  double *gap = col_rows(r, &c[COL_GAP], n), *ni = col_rows(r, &c[COL_NORMAL_IMPULSE], n);
-  double *ti = col_rows(r, &c[COL_TANGENT_IMPULSE], n), *nv = col_rows(r, &c[COL_NORMAL_VELOCITY], n);
-  double *tv = col_rows(r, &c[COL_TANGENT_VELOCITY], n), *beta = col_rows(r, &c[COL_BETA], n);
-  double *pst = col_rows(r, &c[COL_PENALTY_STATE], n);
+  if (n) memcpy(col_rows(r, &c[COL_STAGE], n), cs->con, n * sizeof(cdContact));
   double *al = alpha->active ? col_rows(r, alpha, n) : NULL;
-  for (size_t i = 0; i < n; i++) {
-    const cdContact *k = &cs->con[i];
-    bodies[2 * i] = k->body[0];
-    bodies[2 * i + 1] = k->body[1];
-    feature[2 * i] = k->feature[0];
-    feature[2 * i + 1] = k->feature[1];
-    memcpy(&point[3 * i], k->point, sizeof k->point);
-    memcpy(&normal[3 * i], k->normal, sizeof k->normal);
-    gap[i] = k->gap;
-    ni[i] = k->lambda[0];
-    for (int d = 0; d < 3; d++) ti[3 * i + (size_t)d] = k->lambda[1] * k->t1[d] + k->lambda[2] * k->t2[d];
-    nv[i] = k->post_vn;
-    memcpy(&tv[3 * i], k->post_vt, sizeof k->post_vt);
-    beta[i] = k->beta;
-    memcpy(&pst[4 * i], k->state, sizeof k->state);
-  }
   for (size_t i = 0; al && i < n; i++)
     for (size_t a = 0; a < alpha->width; a++)
       al[alpha->width * i + a] = m > 0 ? cs->alpha[i * (size_t)m + a] : NAN;
