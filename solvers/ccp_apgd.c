@@ -34,7 +34,7 @@
  * collection (tests/test_ccp_peer.c): 58 of 65 problems within 2000 iterations (21194 in all)
  * with P = I, 60 of 65 (16707) with P.
  * The sufficient decrease test is evaluated in its exact quadratic form 1/2 d^T G d <=
- * L/2 ||d||^2 (d = gamma_{k+1} - y_k), which needs no value of f.
+ * L/2 ||d||_P^2 (d = gamma_{k+1} - y_k), which needs no value of f.
  * G y is never formed by its own product: y is a linear combination of two iterates whose G
  * products are known, so each trial step costs one product with G (O(nnz G)).
  * The residual here is the natural map of cone.h rather than the paper's projected-gradient
@@ -188,7 +188,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
       }
       cd_blockMatrixMul(&p->G, gn, Ggn);
       if (trial > 0) stats->products++;
-      /* for the quadratic f the test is exactly 1/2 d^T G d <= L/2 ||d||^2, d = gamma - y;
+      /* for the quadratic f the test is exactly 1/2 d^T G d <= L/2 ||d||_P^2, d = gamma - y;
        * d^T G d = d^T (G gamma - G y) avoids the cancellation of evaluating f itself (f can
        * be 1e5 times larger than its change near the optimum). The same pass sums the
        * restart test's grad^T (gamma_{k+1} - gamma_k). */
