@@ -24,9 +24,7 @@
  *     L_{k+1} = 0.9 L_k;
  *   return the iterate with the smallest shared residual (cone.h).
  * Proj^P_K, the projection on K in the metric of P, is exact and costs one Euclidean cone
- * projection: with s_i = sqrt(t / G_ii,nn), the map (n, t) -> (n, s_i t) takes K_mu to K_{s_i mu}
- * and the P_i-norm to a multiple of the Euclidean one, so Proj^P = (n, t / s_i) of
- * Proj_{K_{s_i mu}}(n, s_i t). P is what makes the scaled problem's Hessian P^-1/2 G P^-1/2
+ * projection (cd_coneProjectScaled, cone.h, with s_i = sqrt(t / G_ii,nn)). P is what makes the scaled problem's Hessian P^-1/2 G P^-1/2
  * better conditioned than G: a sphere's rolling contact has a tangential G_ii 3.5 times its
  * normal one, and a contact with the ground half the G_ii of one between two spheres.
  * Measured (1000-sphere pile, 400 steps, mean iterations a step): 160 with P = I (the
@@ -122,8 +120,8 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     cd_ccpApgdWorkFree(own);
     return CD_ERR_NOMEM;
   }
-  /* gamma, G gamma, y, G y, trial, G trial, c̄ / scratch, best (3 nc each), 1/meff^2, pn, pt, mu', s, bound weight (nc) */
-  size_t need = (size_t)8 * n + (size_t)6 * nc;
+  /* gamma, G gamma, y, G y, trial, G trial, c̄ / scratch, best (3 nc each), 1/meff^2, pn, pt, s, bound weight (nc) */
+  size_t need = (size_t)8 * n + (size_t)5 * nc;
   if (need > work->cap || !work->buf) {
     double *b = cd_realloc(work->buf, need * sizeof(double));
     if (!b) {
@@ -135,7 +133,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
   }
   double *buf = work->buf;
   double *ga = buf, *Gga = buf + n, *y = buf + 2 * n, *Gy = buf + 3 * n, *gn = buf + 4 * n, *Ggn = buf + 5 * n,
-         *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *mus = pt + nc, *sr = mus + nc, *bw = sr + nc;
+         *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *sr = pt + nc, *bw = sr + nc;
   double vscale = cd_contactProblemVelocityScale(p), tv2 = tol * vscale * tol * vscale;
   for (int i = 0; i < nc; i++) {
     double m = cd_contactProblemMeff(p, i);
@@ -147,7 +145,6 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     pn[i] = dn;
     pt[i] = dt;
     sr[i] = sqrt(dt / dn);
-    mus[i] = p->mu[i] * sr[i];
     double pmax = dmax(dn, dt), pmin = dn + dt - pmax;
     bw[i] = pmax * sqrt(pmax / pmin);
   }
@@ -176,15 +173,12 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
       for (int i = 0; i < nc; i++) {
         int k = 3 * i;
         double c0 = Gy[k] + p->g[k], c1 = Gy[k + 1] + p->g[k + 1], c2 = Gy[k + 2] + p->g[k + 2];
-        double sn = iL / pn[i], st = iL / pt[i], s = sr[i];
+        double sn = iL / pn[i], st = iL / pt[i];
         cb[k] = c0;
         cb[k + 1] = c1;
         cb[k + 2] = c2;
-        double a[3] = {y[k] - c0 * sn, s * (y[k + 1] - c1 * st), s * (y[k + 2] - c2 * st)};
-        cd_coneProject(mus[i], a, a);
-        gn[k] = a[0];
-        gn[k + 1] = a[1] / s;
-        gn[k + 2] = a[2] / s;
+        double a[3] = {y[k] - c0 * sn, y[k + 1] - c1 * st, y[k + 2] - c2 * st};
+        cd_coneProjectScaled(p->mu[i], sr[i], a, &gn[k]);
       }
       cd_blockMatrixMul(&p->G, gn, Ggn);
       if (trial > 0) stats->products++;
