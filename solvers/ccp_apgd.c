@@ -80,9 +80,33 @@ void cd_ccpApgdWorkFree(cdCcpApgdWork *w) {
   cd_free(w);
 }
 
+/* y = G x. When G is symmetric by construction (a simulation step's G = J M^-1 J^T, whose
+ * build writes each block (i, j >= i) and its transpose: sym 1) by columns, y = sum_j G_:j x_j
+ * with G_:j read as row j transposed, over the contacts j whose x_j is not zero only: at
+ * apgd's iterates the contacts that separate (40% of a sphere pile's listed contacts) carry
+ * none. Problems read from files are only nearly symmetric: sym 0, by rows. */
+static void gMul(const cdBlockMatrix *G, int sym, const double *x, double *y) {
+  if (!sym) {
+    gMul(G, sym, x, y);
+    return;
+  }
+  memset(y, 0, 3 * (size_t)G->nblock * sizeof *y);
+  for (int j = 0; j < G->nblock; j++) {
+    double x0 = x[3 * (size_t)j], x1 = x[3 * (size_t)j + 1], x2 = x[3 * (size_t)j + 2];
+    if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
+    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
+      const double *B = &G->val[9 * (size_t)k];
+      double *yi = &y[3 * (size_t)G->col[k]];
+      yi[0] += B[0] * x0 + B[3] * x1 + B[6] * x2;
+      yi[1] += B[1] * x0 + B[4] * x1 + B[7] * x2;
+      yi[2] += B[2] * x0 + B[5] * x1 + B[8] * x2;
+    }
+  }
+}
+
 /* the largest eigenvalue of P^-1 G (P: pn, pt a contact), estimated from below by a few power iterations from a fixed
  * start (deterministic); the doubling of the line search corrects an underestimate */
-static double apgdLipschitz(const cdBlockMatrix *G, const double *pn, const double *pt, double *x, double *y, int n) {
+static double apgdLipschitz(const cdBlockMatrix *G, int sym, const double *pn, const double *pt, double *x, double *y, int n) {
   double L = 0.0;
   for (int k = 0; k < n; k++) x[k] = 1.0 + 0.1 * (k % 7);
   for (int it = 0; it < 10; it++) {
@@ -91,7 +115,7 @@ static double apgdLipschitz(const cdBlockMatrix *G, const double *pn, const doub
     nx = sqrt(nx);
     if (!(nx > 0.0)) break;
     for (int k = 0; k < n; k++) x[k] /= nx;
-    cd_blockMatrixMul(G, x, y);
+    gMul(G, sym, x, y);
     for (int k = 0; k < n; k++) {
       y[k] /= k % 3 ? pt[k / 3] : pn[k / 3];
       ny += y[k] * y[k];
@@ -134,6 +158,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
   double *buf = work->buf;
   double *ga = buf, *Gga = buf + n, *y = buf + 2 * n, *Gy = buf + 3 * n, *gn = buf + 4 * n, *Ggn = buf + 5 * n,
          *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *sr = pt + nc, *bw = sr + nc;
+  int sym = p->nbody > 0; /* G = J M^-1 J^T built symmetric (gMul) */
   double vscale = cd_contactProblemVelocityScale(p), tv2 = tol * vscale * tol * vscale;
   for (int i = 0; i < nc; i++) {
     double m = cd_contactProblemMeff(p, i);
@@ -150,13 +175,13 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
   }
 
   for (int i = 0; i < nc; i++) cd_coneProject(p->mu[i], &p->lambda[3 * i], &ga[3 * i]);
-  cd_blockMatrixMul(&p->G, ga, Gga);
+  gMul(&p->G, sym, ga, Gga);
   for (int k = 0; k < n; k++) cb[k] = Gga[k] + p->g[k];
   double rbest = cd_coneResidual(p, ga, cb, NULL);
   memcpy(best, ga, (size_t)n * sizeof *best);
   double L = work->L;
   if (!(L > 0.0) || !isfinite(L)) {
-    L = apgdLipschitz(&p->G, pn, pt, y, Gy, n);
+    L = apgdLipschitz(&p->G, sym, pn, pt, y, Gy, n);
     stats->products += 10;
   }
   memcpy(y, ga, (size_t)n * sizeof *y);
@@ -180,7 +205,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
         double a[3] = {y[k] - c0 * sn, y[k + 1] - c1 * st, y[k + 2] - c2 * st};
         cd_coneProjectScaled(p->mu[i], sr[i], a, &gn[k]);
       }
-      cd_blockMatrixMul(&p->G, gn, Ggn);
+      gMul(&p->G, sym, gn, Ggn);
       if (trial > 0) stats->products++;
       /* for the quadratic f the test is exactly 1/2 d^T G d <= L/2 ||d||_P^2, d = gamma - y;
        * d^T G d = d^T (G gamma - G y) avoids the cancellation of evaluating f itself (f can
