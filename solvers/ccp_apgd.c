@@ -144,8 +144,8 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     cd_ccpApgdWorkFree(own);
     return CD_ERR_NOMEM;
   }
-  /* gamma, G gamma, y, G y, trial, G trial, c̄ / scratch, best (3 nc each), 1/meff^2, pn, pt, s, bound weight (nc) */
-  size_t need = (size_t)8 * n + (size_t)5 * nc;
+  /* gamma, G gamma, y, G y, trial, G trial, c̄ / scratch, best (3 nc each), 1/meff^2, pn, pt, 1/pn, 1/pt, s, bound weight (nc) */
+  size_t need = (size_t)8 * n + (size_t)7 * nc;
   if (need > work->cap || !work->buf) {
     double *b = cd_realloc(work->buf, need * sizeof(double));
     if (!b) {
@@ -157,7 +157,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
   }
   double *buf = work->buf;
   double *ga = buf, *Gga = buf + n, *y = buf + 2 * n, *Gy = buf + 3 * n, *gn = buf + 4 * n, *Ggn = buf + 5 * n,
-         *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *sr = pt + nc, *bw = sr + nc;
+         *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *ipn = pt + nc, *ipt = ipn + nc, *sr = ipt + nc, *bw = sr + nc;
   int sym = p->nbody > 0; /* G = J M^-1 J^T built symmetric (gMul) */
   double vscale = cd_contactProblemVelocityScale(p), tv2 = tol * vscale * tol * vscale;
   for (int i = 0; i < nc; i++) {
@@ -169,6 +169,8 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     if (!(dt > 0.0) || !isfinite(dt)) dt = dn;
     pn[i] = dn;
     pt[i] = dt;
+    ipn[i] = 1.0 / dn;
+    ipt[i] = 1.0 / dt;
     sr[i] = sqrt(dt / dn);
     double pmax = dmax(dn, dt), pmin = dn + dt - pmax;
     bw[i] = pmax * sqrt(pmax / pmin);
@@ -198,7 +200,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
       for (int i = 0; i < nc; i++) {
         int k = 3 * i;
         double c0 = Gy[k] + p->g[k], c1 = Gy[k + 1] + p->g[k + 1], c2 = Gy[k + 2] + p->g[k + 2];
-        double sn = iL / pn[i], st = iL / pt[i];
+        double sn = iL * ipn[i], st = iL * ipt[i];
         cb[k] = c0;
         cb[k + 1] = c1;
         cb[k + 2] = c2;

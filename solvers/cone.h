@@ -48,9 +48,10 @@ static inline void cd_coneProject(double mu, const double x[3], double y[3]) {
 static inline void cd_coneProjectScaled(double mu, double s, const double x[3], double y[3]) {
   double a[3] = {x[0], s * x[1], s * x[2]};
   cd_coneProject(s * mu, a, a);
+  double is = 1.0 / s;
   y[0] = a[0];
-  y[1] = a[1] / s;
-  y[2] = a[2] / s;
+  y[1] = a[1] * is;
+  y[2] = a[2] * is;
 }
 
 /* y = Proj_{K_mu}(z) and its derivative D = dy/dz (3x3, row-major, symmetric positive
