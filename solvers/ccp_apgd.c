@@ -28,9 +28,11 @@
  * better conditioned than G: a sphere's rolling contact has a tangential G_ii 3.5 times its
  * normal one, and a contact with the ground half the G_ii of one between two spheres.
  * Measured (1000-sphere pile, 400 steps, mean iterations a step): 160 with P = I (the
- * paper's method), 145 with P_i a multiple of I (tr G_ii / 3), 100 with the P above; the peer
- * collection (tests/test_ccp_peer.c): 58 of 65 problems within 2000 iterations (21194 in all)
- * with P = I, 60 of 65 (16707) with P.
+ * paper's method), 145 with P_i a multiple of I (tr G_ii / 3), 179 with Gershgorin row sums,
+ * 100 with the P above; the peer collection (tests/test_ccp_peer.c): 58 of 65 problems within
+ * 2000 iterations (21194 in all) with P = I, 60 of 65 (16699) with P. The metric is
+ * cdCcpParams.apgd_metric: the ccp backend sets it; the NCP's fixed point over shifted CCPs
+ * (ncp_fp.c) runs with P = I, bit for bit the method its measured figures were taken with.
  * The sufficient decrease test is evaluated in its exact quadratic form 1/2 d^T G d <=
  * L/2 ||d||_P^2 (d = gamma_{k+1} - y_k), which needs no value of f.
  * G y is never formed by its own product: y is a linear combination of two iterates whose G
@@ -87,7 +89,7 @@ void cd_ccpApgdWorkFree(cdCcpApgdWork *w) {
  * none. Problems read from files are only nearly symmetric: sym 0, by rows. */
 static void gMul(const cdBlockMatrix *G, int sym, const double *x, double *y) {
   if (!sym) {
-    gMul(G, sym, x, y);
+    cd_blockMatrixMul(G, x, y);
     return;
   }
   memset(y, 0, 3 * (size_t)G->nblock * sizeof *y);
@@ -129,6 +131,7 @@ static double apgdLipschitz(const cdBlockMatrix *G, int sym, const double *pn, c
 int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *work, cdSolveStats *stats) {
   int nc = p->ncon, n = 3 * nc;
   double tol = par && par->tolerance > 0 ? par->tolerance : CD_CCP_ITER_TOL;
+  int metric = par && par->apgd_metric;
   int maxit = par && par->max_iterations > 0 ? par->max_iterations : CD_CCP_ITER_MAXIT;
   memset(stats, 0, sizeof *stats);
   if (nc == 0) {
@@ -167,6 +170,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     double dn = B[0], dt = 0.5 * (B[4] + B[8]);
     if (!(dn > 0.0) || !isfinite(dn)) dn = 1.0;
     if (!(dt > 0.0) || !isfinite(dt)) dt = dn;
+    if (!metric) dn = dt = 1.0; /* P = I */
     pn[i] = dn;
     pt[i] = dt;
     ipn[i] = 1.0 / dn;
@@ -217,12 +221,18 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
       bound2 = 0.0;
       up = 0.0;
       for (int i = 0; i < nc; i++) {
-        int k = 3 * i;
-        double e0 = gn[k] - y[k], e1 = gn[k + 1] - y[k + 1], e2 = gn[k + 2] - y[k + 2];
-        dGd += e0 * (Ggn[k] - Gy[k]) + e1 * (Ggn[k + 1] - Gy[k + 1]) + e2 * (Ggn[k + 2] - Gy[k + 2]);
-        up += cb[k] * (gn[k] - ga[k]) + cb[k + 1] * (gn[k + 1] - ga[k + 1]) + cb[k + 2] * (gn[k + 2] - ga[k + 2]);
-        double et = e1 * e1 + e2 * e2, di2 = e0 * e0 + et;
-        d2 += pn[i] * e0 * e0 + pt[i] * et;
+        /* sums in the order of components (with P = I bit for bit Mazhar et al.'s method as
+         * before: the NCP's fixed point, which runs it, is sensitive to its round-off) */
+        double di2 = 0.0, dp2 = 0.0;
+        for (int c = 0; c < 3; c++) {
+          int k = 3 * i + c;
+          double e = gn[k] - y[k];
+          dGd += e * (Ggn[k] - Gy[k]);
+          di2 += e * e;
+          dp2 += (c ? pt[i] : pn[i]) * e * e;
+          up += cb[k] * (gn[k] - ga[k]);
+        }
+        d2 += dp2;
         double lp = L * bw[i];
         bound2 = dmax(bound2, di2 * dmax(lp * lp, im2[i]));
       }
