@@ -417,17 +417,20 @@ typedef struct {
   uint32_t base;
 } cdDeflateWork;
 
-static cdDeflateWork *cached;
+/* two: the recorder's writer and, at the end of a batch, the main thread compress at once */
+#define CACHED 2
+static cdDeflateWork *cached[CACHED];
 static pthread_mutex_t cached_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* the cached work memory when no other thread has it, else a new one */
+/* a cached work memory when another thread has not taken it, else a new one */
 static cdDeflateWork *work_take(size_t n) {
   cdDeflateWork *w = NULL;
-  if (pthread_mutex_trylock(&cached_mu) == 0) {
-    w = cached;
-    cached = NULL;
-    pthread_mutex_unlock(&cached_mu);
+  pthread_mutex_lock(&cached_mu);
+  for (int k = 0; k < CACHED && !w; k++) {
+    w = cached[k];
+    cached[k] = NULL;
   }
+  pthread_mutex_unlock(&cached_mu);
   if (!w) w = calloc(1, sizeof *w);
   if (w && (uint64_t)w->base + n + 1 > UINT32_MAX) { /* positions would wrap: start over */
     memset(w->head, 0, sizeof w->head);
@@ -439,18 +442,21 @@ static cdDeflateWork *work_take(size_t n) {
 static void work_give(cdDeflateWork *w, size_t n) {
   w->base += (uint32_t)n + 1;
   pthread_mutex_lock(&cached_mu);
-  if (!cached) {
-    cached = w;
-    w = NULL;
-  }
+  for (int k = 0; k < CACHED && w; k++)
+    if (!cached[k]) {
+      cached[k] = w;
+      w = NULL;
+    }
   pthread_mutex_unlock(&cached_mu);
   free(w);
 }
 
 void cd_deflateRelease(void) {
   pthread_mutex_lock(&cached_mu);
-  free(cached);
-  cached = NULL;
+  for (int k = 0; k < CACHED; k++) {
+    free(cached[k]);
+    cached[k] = NULL;
+  }
   pthread_mutex_unlock(&cached_mu);
 }
 

@@ -76,7 +76,7 @@
  * filters when HDF5 has deflate (any reader opens it, no plugin), and has an unlimited
  * first dimension. A per-frame chunk holds 32 frames, or the largest power of two of
  * frames within 256 KiB (a frame beyond it is split along the bodies); a contact chunk
- * holds 4096 rows. The writer builds each chunk itself (col_flush: gather, shuffle,
+ * holds 4096 rows. The writer builds each chunk itself (chunk_build: gather, shuffle,
  * io/deflate.c) and hands HDF5 the stored bytes (H5Dwrite_chunk); the file's last, partly
  * filled chunk of a column is kept in memory (its tail) and written again, whole, with
  * the next batch. zlib level 4 through HDF5's filter was 85% of the writing, 10-14 ms for
@@ -88,14 +88,22 @@
  * The writer runs beside the steps, so its cost is the second core's.
  * Objects carry no modification times, so the same frames give the same dataset bytes.
  *
- * Threads. The main thread copies each frame into one of two buffers (col_push and
- * col_rows: 680,000 instructions, about 0.2 ms, a frame on that pile) and goes on
- * stepping; a writer thread writes the other buffer. A batch is handed over at 32 frames,
- * 64 MiB or 5 s since the last one, after the writer has finished the batch before (so at
- * most two batches are in memory); and sooner, to an idle writer, once it holds 1 MiB and
- * whole per-frame chunks. The last batch is written at close while nothing else runs: on
- * the pile with 32-frame batches that wait was most of recording's cost in a 60-step run
- * (every frame / last only 1.65x at 20 iterations; 1.19x with early batches). Each
+ * Threads. The main thread copies each frame into one of two buffers and goes on
+ * stepping; a writer thread writes the other buffer. The copy is as plain as it can be:
+ * the bodies' arrays into the per-frame columns, the step's contacts as they are (one
+ * memcpy of cdContact rows into COL_STAGE), which the writer lays out in the contact
+ * columns (contacts_expand). A batch is handed over at 32 frames, 64 MiB or 5 s since
+ * the last one, after the writer has finished the batch before (so at most two batches
+ * are in memory); and sooner, to an idle writer, once it holds 1 MiB and whole per-frame
+ * chunks. The writer faults in the pages of the main thread's next frames while it is
+ * idle or between two chunks (prefault_ask), and a buffer's first growth holds a batch
+ * of frames like the one that asked: growth by doubling and first-touch page faults were
+ * most of the main thread's time in the recorder on the pile (perf). When the main
+ * thread waits for the writer (cd_recorderFlush, close, a batch that finds the writer
+ * busy) it builds chunks of the batch itself (help_one): the two threads claim the
+ * batch's chunks in order, the writer writes each in its turn, so the file is the same
+ * byte for byte whoever built a chunk. The last batch, which no step overlaps, is so
+ * shared by both cores at close. Each
  * batch ends with H5Fflush(H5F_SCOPE_GLOBAL): between batches the file on disk is
  * complete and consistent. Only one thread calls HDF5 at a time: the writer while a batch
  * is pending; the main thread at open, and after writer_wait (the summary, the creation
@@ -134,6 +142,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +175,12 @@ enum {
  * the last batch, which no step overlaps, is all the writing a run waits for at close */
 #define CD_REC_EARLY_BYTES (1024.0 * 1024)
 #define CD_REC_FLUSH_SECONDS 5.0
+/* frames ahead whose buffer pages the writer faults in for the main thread (prefault) */
+#define CD_REC_PREFAULT_FRAMES 16
+/* bytes the writer faults in at a time, between which it looks for a batch */
+#define CD_REC_PREFAULT_PIECE (1024 * 1024)
+/* compressed chunks the main thread may hold for the writer while it helps (writer_wait) */
+#define CD_REC_HELP_SLOTS 4
 
 /* the datasets written frame by frame, in file creation order */
 enum {
@@ -200,7 +215,11 @@ enum {
   COL_BETA,
   COL_PENALTY_STATE,
   COL_ALPHA, /* created at the first frame with nalpha > 0 */
-  COL_COUNT
+  COL_COUNT,
+  /* not a dataset: the contacts of the frames buffered, as the world has them (cdContact
+   * rows), which the writer lays out in the columns COL_BODIES .. COL_PENALTY_STATE
+   * (contacts_expand) */
+  COL_STAGE = COL_COUNT
 };
 
 /* one extensible dataset and the rows buffered for it */
@@ -218,6 +237,7 @@ typedef struct cdColumn {
    * writer writes buf[!fill] */
   unsigned char *buf[2]; /* (cap x width x esize) */
   size_t nbuf[2], cap[2]; /* rows buffered, rows allocated */
+  size_t ready[2];     /* rows whose pages the writer was asked to fault in (prefault_ask) */
   hsize_t nfile;       /* rows in the file (the last complete batch); the writer's */
   hsize_t chunk_rows;  /* rows of a chunk */
   hsize_t chunk_cols;  /* extent of a chunk along the second dimension (inner[0] unless a
@@ -227,6 +247,26 @@ typedef struct cdColumn {
                         * with the next batch; the writer's */
 } cdColumn;
 
+/* a thread's buffers for one chunk: gathered, shuffled, compressed */
+typedef struct cdScratch {
+  unsigned char *p[3];
+  size_t cap[3];
+} cdScratch;
+
+/* one chunk of a batch: rows row0 .. of its column counted from the first row of the
+ * file's last, partly filled chunk (the column's tail), columns col0 .. */
+enum { JOB_OPEN, JOB_WRITER, JOB_HELPER, JOB_DONE };
+typedef struct cdChunkJob {
+  int col;             /* COL_* */
+  size_t row0, col0;
+  int state;           /* JOB_*: unclaimed, the writer's, being compressed by the main
+                        * thread, compressed by the main thread into z */
+  unsigned char *z;    /* (size) the main thread's compressed chunk (help_out[slot]);
+                        * NULL: the writer builds it */
+  size_t size;
+  int slot;
+} cdChunkJob;
+
 enum { GRP_BODIES, GRP_TRAJECTORY, GRP_CONTACTS, GRP_SOLVER, GRP_ENERGY, GRP_GEOMETRY, GRP_COUNT };
 static const char *const group_name[GRP_COUNT] = {"/bodies", "/trajectory", "/contacts", "/solver", "/energy",
                                                   "/geometry"};
@@ -235,7 +275,7 @@ struct cdRecorder {
   hid_t file;
   hid_t group[GRP_COUNT];
   hid_t str_type;        /* variable-length UTF-8 string */
-  cdColumn col[COL_COUNT];
+  cdColumn col[COL_COUNT + 1]; /* the datasets, and COL_STAGE */
   int nbody;
   int nbox;              /* bodies that are boxes (cubes included) */
   int *box_body;         /* (nbox) their body indices */
@@ -245,8 +285,7 @@ struct cdRecorder {
   double batch_bytes;    /* bytes buffered in buf[fill] */
   int64_t ncontact;      /* contacts accepted */
   int deflate;           /* chunks are shuffled and deflated (HDF5 has the deflate filter) */
-  unsigned char *chunk[3]; /* the writer's chunk: gathered, shuffled, compressed */
-  size_t chunk_cap[3];
+  cdScratch wscratch;    /* the writer's chunk buffers */
   struct timespec last_batch;
   /* the writer thread; everything below the mutex is shared with it */
   int fill;              /* the buffer side the main thread fills */
@@ -258,6 +297,24 @@ struct cdRecorder {
   int quit;              /* the writer is to stop */
   long nframe_file;      /* frames in the file */
   int failed;            /* a batch write failed: the file ends at the batch before */
+  /* the chunks of the batch being written, in the order the writer hands them to HDF5;
+   * the main thread, while it waits for the writer, compresses chunks of them too */
+  cdChunkJob *job;       /* (job_cap) */
+  int njob, job_cap;
+  int job_next;          /* the first chunk nobody has claimed */
+  int jobs_open;         /* the main thread may claim chunks */
+  long helped;           /* chunks the main thread compressed, over the run */
+  /* memory the main thread is about to fill, whose pages the writer faults in when it is
+   * idle or between two chunks (prefault), so that the main thread does not */
+  unsigned char *pop_at[COL_COUNT + 1][2];
+  size_t pop_len[COL_COUNT + 1][2];
+  int pop_any;
+  /* the main thread's memory for that, allocated at open (its allocations are then the
+   * same in every run, whoever builds which chunk): chunks up to help_bytes uncompressed */
+  cdScratch hscratch;    /* gathered and shuffled */
+  unsigned char *help_out[CD_REC_HELP_SLOTS]; /* compressed chunks the writer has not written */
+  int help_busy[CD_REC_HELP_SLOTS];
+  size_t help_bytes;
   char why[200];         /* reason of the last HDF5 failure */
   char path[4096];       /* the file */
 };
@@ -465,16 +522,72 @@ static int col_create(cdRecorder *r, cdColumn *c, int per_contact, hsize_t nrows
   return rc;
 }
 
+/* asks the writer to fault in the pages of rows row0 .. row1 - 1 of column i's buffer
+ * side (the main thread's call, after it allocated them). Page faults cost the main
+ * thread of a 60-step run of the pile 1,800 faults, about 4% of its time (perf); the
+ * writer makes the pages present with madvise(MADV_POPULATE_WRITE), which changes no
+ * byte: a request for memory since reallocated is harmless, and a kernel without it
+ * (before Linux 5.14) leaves the faults to the main thread. */
+static void prefault_ask(cdRecorder *r, int i, int side, size_t row0, size_t row1) {
+  cdColumn *c = &r->col[i];
+  size_t rb = c->width * c->esize;
+  if (row1 <= row0 || rb == 0) return;
+  c->ready[side] = row1;
+  pthread_mutex_lock(&r->mu);
+  r->pop_at[i][side] = c->buf[side] + row0 * rb;
+  r->pop_len[i][side] = (row1 - row0) * rb;
+  r->pop_any = 1;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* with r->mu held, by the writer: faults in a piece of the memory asked for; 0 when
+ * nothing was asked */
+static int prefault_piece(cdRecorder *r) {
+  for (int i = 0; i <= COL_STAGE && r->pop_any; i++)
+    for (int f = 0; f < 2; f++) {
+      if (r->pop_len[i][f] == 0) continue;
+      uintptr_t at = (uintptr_t)r->pop_at[i][f];
+      size_t len = r->pop_len[i][f] < CD_REC_PREFAULT_PIECE ? r->pop_len[i][f] : CD_REC_PREFAULT_PIECE;
+      r->pop_at[i][f] += len;
+      r->pop_len[i][f] -= len;
+      pthread_mutex_unlock(&r->mu);
+      uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (at + page - 1) / page * page;
+      uintptr_t hi = (at + len) / page * page;
+#ifdef MADV_POPULATE_WRITE
+      if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#endif
+      pthread_mutex_lock(&r->mu);
+      return 1;
+    }
+  r->pop_any = 0;
+  return 0;
+}
+
 /* room for rows more rows in the buffer the main thread fills; amortised doubling */
 static int col_reserve(cdRecorder *r, cdColumn *c, size_t rows) {
   int f = r->fill;
-  if (c->nbuf[f] + rows <= c->cap[f]) return 0;
-  size_t cap = c->cap[f] ? 2 * c->cap[f] : 256;
+  if (c->nbuf[f] + rows <= c->cap[f]) {
+    /* the writer keeps the pages ahead of the rows present */
+    if (c->nbuf[f] + rows * (CD_REC_PREFAULT_FRAMES / 2) > c->ready[f] && c->ready[f] < c->cap[f]) {
+      size_t ahead = c->nbuf[f] + rows * CD_REC_PREFAULT_FRAMES;
+      prefault_ask(r, (int)(c - r->col), f, c->ready[f], ahead < c->cap[f] ? ahead : c->cap[f]);
+    }
+    return 0;
+  }
+  /* a batch's worth of frames like this one at once: each growth copies the rows so far
+   * into new memory (on the pile, doubling from 256 rows was a third of the main thread's
+   * time in the recorder: the copies' page faults); pages never written are never touched */
+  size_t cap = c->cap[f] ? 2 * c->cap[f] : 256, rb = c->width * c->esize > 0 ? c->width * c->esize : 1;
+  size_t batch = rows * CD_REC_BATCH, most = (size_t)(CD_REC_BATCH_BYTES / (double)rb) + rows; /* a batch at most */
+  if (cap < batch) cap = batch < most ? batch : most;
   while (cap < c->nbuf[f] + rows) cap *= 2;
   unsigned char *b = cd_realloc(c->buf[f], cap * c->width * c->esize);
   if (!b) return -1;
   c->buf[f] = b;
   c->cap[f] = cap;
+  size_t ahead = c->nbuf[f] + rows * CD_REC_PREFAULT_FRAMES;
+  prefault_ask(r, (int)(c - r->col), f, c->nbuf[f], ahead < cap ? ahead : cap);
   return 0;
 }
 
@@ -494,15 +607,28 @@ static void *col_rows(cdRecorder *r, cdColumn *c, size_t n) {
   return p;
 }
 
-/* room for n bytes in the writer's chunk buffer k */
-static unsigned char *chunk_buffer(cdRecorder *r, int k, size_t n) {
-  if (n > r->chunk_cap[k]) {
-    unsigned char *p = cd_realloc(r->chunk[k], n);
+/* room for n bytes in buffer k of s (the writer's: they grow as chunks need) */
+static unsigned char *scratch_get(cdScratch *s, int k, size_t n) {
+  if (n > s->cap[k]) {
+    unsigned char *p = cd_realloc(s->p[k], n);
     if (!p) return NULL;
-    r->chunk[k] = p;
-    r->chunk_cap[k] = n;
+    s->p[k] = p;
+    s->cap[k] = n;
   }
-  return r->chunk[k];
+  return s->p[k];
+}
+
+static void scratch_free(cdScratch *s) {
+  for (int k = 0; k < 3; k++) {
+    cd_free(s->p[k]);
+    s->p[k] = NULL;
+    s->cap[k] = 0;
+  }
+}
+
+/* bytes of a chunk of c, uncompressed */
+static size_t chunk_bytes(const cdColumn *c) {
+  return (size_t)c->chunk_rows * (size_t)c->chunk_cols * (size_t)c->inner[1] * c->esize;
 }
 
 /* HDF5's shuffle filter: the k-th bytes of the n elements of size es one after the other */
@@ -511,52 +637,125 @@ static void shuffle(const unsigned char *in, size_t n, size_t es, unsigned char 
     for (size_t i = 0; i < n; i++) out[k * n + i] = in[i * es + k];
 }
 
-/* writes the rows of buffer side (the writer's call) chunk by chunk, from the start of
- * the file's last, partly filled chunk (its rows are in c->tail): each chunk is gathered,
- * shuffled and deflated here (io/deflate.c) and handed to HDF5 as it is stored
- * (H5Dwrite_chunk), so that HDF5's own deflate never runs; the file records the
- * ordinary shuffle and deflate filters, which every reader has. */
-static int col_flush(cdRecorder *r, cdColumn *c, int side) {
-  size_t n = c->nbuf[side];
-  if (!c->active || n == 0) return 0;
-  hsize_t dims[3] = {c->nfile + n, c->inner[0], c->inner[1]};
-  if (H5Dset_extent(c->dset, dims) < 0) return h5fail(r, c->path);
-  if (c->width == 0) return 0; /* no bodies: rows without elements */
+/* the chunk of c whose rows start at row0 (counted from the first row of the column's
+ * tail) and whose columns start at col0, from the tail and buffer side: gathered and
+ * shuffled in s, deflated (io/deflate.c) into z (NULL: s's third buffer; else room for
+ * cd_deflateBound of the chunk's bytes), as HDF5 stores it. Its size, with *data at its
+ * bytes; 0 when memory ran out. Reads c and the buffers only: the writer and the
+ * main thread (writer_wait) build chunks of one batch at once. */
+static size_t chunk_build(const cdRecorder *r, const cdColumn *c, int side, size_t row0, size_t col0, cdScratch *s,
+                          unsigned char *z, const unsigned char **data) {
   size_t es = c->esize, rowbytes = c->width * es, t = (size_t)(c->nfile % c->chunk_rows);
   size_t cols = (size_t)c->inner[0], cc = (size_t)c->chunk_cols, per_col = (size_t)c->inner[1] * es;
-  size_t chunk_elems = (size_t)c->chunk_rows * cc * (size_t)c->inner[1];
-  size_t chunk_bytes = chunk_elems * es;
-  unsigned char *raw = chunk_buffer(r, 0, chunk_bytes), *shuf = chunk_buffer(r, 1, chunk_bytes);
-  unsigned char *z = chunk_buffer(r, 2, cd_deflateBound(chunk_bytes));
-  if (!raw || !shuf || !z) {
+  size_t nbytes = chunk_bytes(c), total = t + c->nbuf[side];
+  unsigned char *raw = scratch_get(s, 0, nbytes), *shuf = scratch_get(s, 1, nbytes);
+  if (!z) z = scratch_get(s, 2, cd_deflateBound(nbytes));
+  if (!raw || !shuf || !z) return 0;
+  size_t rows = total - row0 < c->chunk_rows ? total - row0 : (size_t)c->chunk_rows;
+  size_t ncol = cols - col0 < cc ? cols - col0 : cc;
+  memset(raw, 0, nbytes); /* past the extent: never read */
+  for (size_t k = 0; k < rows; k++) {
+    size_t row = row0 + k;
+    const unsigned char *src = row < t ? c->tail + row * rowbytes : c->buf[side] + (row - t) * rowbytes;
+    memcpy(raw + k * cc * per_col, src + col0 * per_col, ncol * per_col);
+  }
+  if (!r->deflate) {
+    *data = raw;
+    return nbytes;
+  }
+  shuffle(raw, nbytes / es, es, shuf);
+  *data = z;
+  return cd_deflate(shuf, nbytes, z, cd_deflateBound(nbytes));
+}
+
+/* lists the chunks that buffer side writes, column by column, from the start of each
+ * column's tail (the file's last, partly filled chunk, written again whole); 0 or -1 */
+static int jobs_plan(cdRecorder *r, int side) {
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1 && n > r->job_cap) {
+      cdChunkJob *j = cd_realloc(r->job, (size_t)n * sizeof *j);
+      if (!j) return -1;
+      r->job = j;
+      r->job_cap = n;
+    }
+    n = 0;
+    for (int i = 0; i < COL_COUNT; i++) {
+      const cdColumn *c = &r->col[i];
+      if (!c->active || c->nbuf[side] == 0 || c->width == 0) continue;
+      size_t total = (size_t)(c->nfile % c->chunk_rows) + c->nbuf[side];
+      for (size_t row0 = 0; row0 < total; row0 += (size_t)c->chunk_rows)
+        for (size_t col0 = 0; col0 < (size_t)c->inner[0]; col0 += (size_t)c->chunk_cols, n++)
+          if (pass == 1) r->job[n] = (cdChunkJob){.col = i, .row0 = row0, .col0 = col0, .state = JOB_OPEN};
+    }
+  }
+  pthread_mutex_lock(&r->mu);
+  r->njob = n;
+  r->job_next = 0;
+  r->jobs_open = 1;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  return 0;
+}
+
+/* the batch's chunks are all written (or it failed): the main thread claims no more, and
+ * the writer waits for the chunk it may still be compressing */
+static void jobs_close(cdRecorder *r) {
+  pthread_mutex_lock(&r->mu);
+  r->jobs_open = 0;
+  for (int j = 0; j < r->njob; j++)
+    while (r->job[j].state == JOB_HELPER) pthread_cond_wait(&r->cv, &r->mu);
+  r->njob = r->job_next = 0;
+  for (int k = 0; k < CD_REC_HELP_SLOTS; k++) r->help_busy[k] = 0;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* writes the chunks of buffer side in their order (the writer's call): each is the
+ * writer's own to build, or one the main thread has built meanwhile (writer_wait), which
+ * the writer waits for. HDF5 gets the chunks as they are stored (H5Dwrite_chunk), so
+ * that its own deflate never runs; the file records the ordinary shuffle and deflate
+ * filters, which every reader has. Who built a chunk changes neither its bytes nor the
+ * order of the HDF5 calls. */
+static int batch_chunks(cdRecorder *r, int side) {
+  if (jobs_plan(r, side)) {
     snprintf(r->why, sizeof r->why, "out of memory");
     return -1;
   }
-  hsize_t first = c->nfile - t; /* the file row where the first chunk written starts */
-  size_t total = t + n;
-  for (size_t row0 = 0; row0 < total; row0 += (size_t)c->chunk_rows) {
-    size_t rows = total - row0 < c->chunk_rows ? total - row0 : (size_t)c->chunk_rows;
-    for (size_t col0 = 0; col0 < cols; col0 += cc) {
-      size_t ncol = cols - col0 < cc ? cols - col0 : cc;
-      memset(raw, 0, chunk_bytes); /* past the extent: never read */
-      for (size_t k = 0; k < rows; k++) {
-        size_t row = row0 + k;
-        const unsigned char *src = row < t ? c->tail + row * rowbytes : c->buf[side] + (row - t) * rowbytes;
-        memcpy(raw + k * cc * per_col, src + col0 * per_col, ncol * per_col);
+  int j = 0;
+  for (int i = 0; i < COL_COUNT; i++) {
+    cdColumn *c = &r->col[i];
+    if (!c->active || c->nbuf[side] == 0) continue;
+    hsize_t dims[3] = {c->nfile + c->nbuf[side], c->inner[0], c->inner[1]};
+    if (H5Dset_extent(c->dset, dims) < 0) return h5fail(r, c->path);
+    hsize_t first = c->nfile - c->nfile % c->chunk_rows; /* the file row of the tail's first */
+    for (; j < r->njob && r->job[j].col == i; j++) {
+      cdChunkJob *jb = &r->job[j];
+      pthread_mutex_lock(&r->mu);
+      prefault_piece(r); /* the main thread's next frames first */
+      if (r->job_next == j) {
+        r->job_next++;
+        jb->state = JOB_WRITER;
+        pthread_cond_broadcast(&r->cv); /* the main thread may take the next one */
       }
-      const unsigned char *data = raw;
-      size_t size = chunk_bytes;
-      if (r->deflate) {
-        shuffle(raw, chunk_elems, es, shuf);
-        size = cd_deflate(shuf, chunk_bytes, z, cd_deflateBound(chunk_bytes));
-        if (size == 0) {
-          snprintf(r->why, sizeof r->why, "out of memory");
-          return -1;
-        }
-        data = z;
+      while (jb->state != JOB_DONE && jb->state != JOB_WRITER) pthread_cond_wait(&r->cv, &r->mu);
+      pthread_mutex_unlock(&r->mu);
+      const unsigned char *data = jb->z;
+      size_t size = jb->size;
+      if (!data) size = chunk_build(r, c, side, jb->row0, jb->col0, &r->wscratch, NULL, &data);
+      if (size == 0) {
+        snprintf(r->why, sizeof r->why, "out of memory");
+        return -1;
       }
-      hsize_t offset[3] = {first + row0, col0, 0};
+      hsize_t offset[3] = {first + jb->row0, jb->col0, 0};
       if (H5Dwrite_chunk(c->dset, H5P_DEFAULT, 0, offset, size, data) < 0) return h5fail(r, c->path);
+      if (jb->z) { /* the main thread's slot is free again */
+        pthread_mutex_lock(&r->mu);
+        jb->z = NULL;
+        r->help_busy[jb->slot] = 0;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+      }
     }
   }
   return 0;
@@ -606,16 +805,69 @@ static int room_check(cdRecorder *r, int side) {
   return 0;
 }
 
+/* lays out the contacts buffered in side (COL_STAGE) in the columns COL_BODIES ..
+ * COL_PENALTY_STATE of that side: the writer's work, not the main thread's, which only
+ * copies the world's contacts with one memcpy. Its instructions are about the same
+ * (callgrind: 8.25M against 8.36M in cd_recorderWriteFrame over 21 frames of the pile,
+ * S2 10 at 20 iterations), but one sequential stream of stores instead of twelve
+ * interleaved ones costs the main thread less time: in bench_recorder at load 7, the
+ * main thread's CPU time every frame / last only was 0.95-0.98 with it and 1.12-1.30
+ * without, and the run's wall-time ratio 1.30-1.46 against 1.65-1.74 (three runs each,
+ * alternately). 0, or -1 when memory ran out. */
+static int contacts_expand(cdRecorder *r, int side) {
+  const cdColumn *st = &r->col[COL_STAGE];
+  size_t n = st->nbuf[side];
+  if (n == 0) return 0;
+  cdColumn *c = r->col;
+  for (int i = COL_BODIES; i < COL_ALPHA; i++) {
+    if (c[i].cap[side] >= n) continue;
+    size_t cap = 2 * c[i].cap[side] > n ? 2 * c[i].cap[side] : n;
+    unsigned char *b = cd_realloc(c[i].buf[side], cap * c[i].width * c[i].esize);
+    if (!b) {
+      snprintf(r->why, sizeof r->why, "out of memory");
+      return -1;
+    }
+    c[i].buf[side] = b;
+    c[i].cap[side] = cap;
+  }
+  const cdContact *con = (const cdContact *)st->buf[side];
+  int32_t *bodies = (int32_t *)c[COL_BODIES].buf[side];
+  uint32_t *feature = (uint32_t *)c[COL_FEATURE].buf[side];
+  double *point = (double *)c[COL_POINT].buf[side], *normal = (double *)c[COL_NORMAL].buf[side];
+  double *gap = (double *)c[COL_GAP].buf[side], *ni = (double *)c[COL_NORMAL_IMPULSE].buf[side];
+  double *ti = (double *)c[COL_TANGENT_IMPULSE].buf[side], *nv = (double *)c[COL_NORMAL_VELOCITY].buf[side];
+  double *tv = (double *)c[COL_TANGENT_VELOCITY].buf[side], *beta = (double *)c[COL_BETA].buf[side];
+  double *pst = (double *)c[COL_PENALTY_STATE].buf[side];
+  for (size_t i = 0; i < n; i++) {
+    const cdContact *k = &con[i];
+    bodies[2 * i] = k->body[0];
+    bodies[2 * i + 1] = k->body[1];
+    feature[2 * i] = k->feature[0];
+    feature[2 * i + 1] = k->feature[1];
+    memcpy(&point[3 * i], k->point, sizeof k->point);
+    memcpy(&normal[3 * i], k->normal, sizeof k->normal);
+    gap[i] = k->gap;
+    ni[i] = k->lambda[0];
+    for (int d = 0; d < 3; d++) ti[3 * i + (size_t)d] = k->lambda[1] * k->t1[d] + k->lambda[2] * k->t2[d];
+    nv[i] = k->post_vn;
+    memcpy(&tv[3 * i], k->post_vt, sizeof k->post_vt);
+    beta[i] = k->beta;
+    memcpy(&pst[4 * i], k->state, sizeof k->state);
+  }
+  for (int i = COL_BODIES; i < COL_ALPHA; i++) c[i].nbuf[side] = n;
+  return 0;
+}
+
 /* writes every row of buffer side and flushes the file; on failure every dataset goes
  * back to the last complete batch. Only one thread at a time calls HDF5: the writer, or
  * the main thread while no batch is pending (before the writer starts, after it stops). */
 static int batch_write(cdRecorder *r, int side) {
-  if (room_check(r, side)) {
-    for (int i = 0; i < COL_COUNT; i++) r->col[i].nbuf[side] = 0;
+  if (contacts_expand(r, side) || room_check(r, side)) {
+    for (int i = 0; i <= COL_STAGE; i++) r->col[i].nbuf[side] = 0;
     return -1;
   }
-  int rc = 0;
-  for (int i = 0; i < COL_COUNT && !rc; i++) rc = col_flush(r, &r->col[i], side);
+  int rc = batch_chunks(r, side);
+  jobs_close(r); /* before the buffers change: the main thread may be reading them */
   if (!rc && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0) rc = h5fail(r, "flush");
   for (int i = 0; i < COL_COUNT; i++) {
     cdColumn *c = &r->col[i];
@@ -628,6 +880,7 @@ static int batch_write(cdRecorder *r, int side) {
     }
     c->nbuf[side] = 0;
   }
+  r->col[COL_STAGE].nbuf[side] = 0;
   if (rc) H5Fflush(r->file, H5F_SCOPE_GLOBAL);
   return rc;
 }
@@ -642,7 +895,8 @@ static void *writer_main(void *arg) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library is thread-safe: each thread its own */
   pthread_mutex_lock(&r->mu);
   for (;;) {
-    while (!r->pending && !r->quit) pthread_cond_wait(&r->cv, &r->mu);
+    while (!r->pending && !r->quit)
+      if (!prefault_piece(r)) pthread_cond_wait(&r->cv, &r->mu);
     if (!r->pending) break;
     int side = !r->fill;
     pthread_mutex_unlock(&r->mu);
@@ -657,12 +911,50 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
+/* with r->mu held, by the main thread while it waits for the writer: builds the next
+ * chunk nobody has claimed of the batch being written, into a free slot, and hands it to
+ * the writer, which writes it in its turn. The two cores then share the batch (at close,
+ * the last one, which no step overlaps). 0 when there is nothing it can take: no chunk
+ * left, no free slot, or a chunk larger than its memory (the writer builds those). */
+static int help_one(cdRecorder *r) {
+  if (!r->jobs_open || r->job_next >= r->njob) return 0;
+  int slot = 0;
+  while (slot < CD_REC_HELP_SLOTS && r->help_busy[slot]) slot++;
+  cdChunkJob *jb = &r->job[r->job_next];
+  const cdColumn *c = &r->col[jb->col];
+  if (slot == CD_REC_HELP_SLOTS || chunk_bytes(c) > r->help_bytes) return 0;
+  r->job_next++;
+  jb->state = JOB_HELPER;
+  r->help_busy[slot] = 1;
+  int side = !r->fill;
+  pthread_mutex_unlock(&r->mu);
+  /* the job list and the batch's buffers stay as they are until the chunk is done
+   * (jobs_close waits for it) */
+  const unsigned char *data = NULL;
+  size_t size = chunk_build(r, c, side, jb->row0, jb->col0, &r->hscratch, r->help_out[slot], &data);
+  pthread_mutex_lock(&r->mu);
+  if (size) {
+    jb->z = r->help_out[slot];
+    jb->size = size;
+    jb->slot = slot;
+    r->helped++;
+  } else {
+    r->help_busy[slot] = 0;
+  }
+  jb->state = JOB_DONE;
+  pthread_cond_broadcast(&r->cv);
+  return 1;
+}
+
 /* waits until the writer has written every batch handed to it; -1 when a write failed.
  * After it the main thread may call HDF5 until it hands over the next batch. */
 static int writer_wait(cdRecorder *r) {
   if (!r->threaded) return r->failed ? -1 : 0;
   pthread_mutex_lock(&r->mu);
-  while (r->pending) pthread_cond_wait(&r->cv, &r->mu);
+  while (r->pending) {
+    if (help_one(r)) continue;
+    pthread_cond_wait(&r->cv, &r->mu);
+  }
   int failed = r->failed;
   pthread_mutex_unlock(&r->mu);
   return failed ? -1 : 0;
@@ -727,7 +1019,7 @@ static void col_free(cdColumn *c) {
   for (int f = 0; f < 2; f++) {
     cd_free(c->buf[f]);
     c->buf[f] = NULL;
-    c->nbuf[f] = c->cap[f] = 0;
+    c->nbuf[f] = c->cap[f] = c->ready[f] = 0;
   }
 }
 
@@ -738,8 +1030,11 @@ static int recorder_free(cdRecorder *r) {
   pthread_cond_destroy(&r->cv);
   pthread_mutex_destroy(&r->mu);
   cd_free(r->box_body);
-  for (int k = 0; k < 3; k++) cd_free(r->chunk[k]);
-  for (int i = 0; i < COL_COUNT; i++) col_free(&r->col[i]);
+  scratch_free(&r->wscratch);
+  scratch_free(&r->hscratch);
+  for (int k = 0; k < CD_REC_HELP_SLOTS; k++) cd_free(r->help_out[k]);
+  cd_free(r->job);
+  for (int i = 0; i <= COL_STAGE; i++) col_free(&r->col[i]);
   for (int g = 0; g < GRP_COUNT; g++)
     if (r->group[g] >= 0) H5Gclose(r->group[g]);
   if (r->str_type >= 0) H5Tclose(r->str_type);
@@ -784,6 +1079,7 @@ static void columns_define(cdRecorder *r) {
   col_define(&c[COL_PENALTY_STATE], "/contacts/penalty_state", d, f64, 2, 4, 0);
   /* the width of alpha is set when it is first seen */
   col_define(&c[COL_ALPHA], "/contacts/alpha", d, f64, 2, 1, 0);
+  col_define(&c[COL_STAGE], "(contacts buffered)", H5T_NATIVE_UCHAR, H5T_NATIVE_UCHAR, 2, sizeof(cdContact), 0);
 }
 
 /* everything of the file after its creation: attributes, groups, bodies, columns */
@@ -823,6 +1119,25 @@ static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo 
       }
       c->cap[f] = cap;
     }
+  }
+  for (int i = 0; i < COL_NFRAME_COLS; i++)
+    for (int f = 0; f < 2 && r->col[i].active; f++)
+      prefault_ask(r, i, f, 0, CD_REC_PREFAULT_FRAMES < CD_REC_BATCH ? CD_REC_PREFAULT_FRAMES : CD_REC_BATCH);
+  /* the chunk memory of both threads, for chunks of every column but alpha: the
+   * allocations of a run then do not depend on which thread builds which chunk (the
+   * writer's grows for alpha's, if larger) */
+  for (int i = 0; i < COL_ALPHA; i++)
+    if (r->col[i].active && chunk_bytes(&r->col[i]) > r->help_bytes) r->help_bytes = chunk_bytes(&r->col[i]);
+  int nomem = 0;
+  for (int k = 0; k < 3 && !nomem; k++) {
+    size_t n = k < 2 ? r->help_bytes : cd_deflateBound(r->help_bytes);
+    nomem = !scratch_get(&r->wscratch, k, n) || (k < 2 && !scratch_get(&r->hscratch, k, n));
+  }
+  for (int k = 0; k < CD_REC_HELP_SLOTS && !nomem; k++)
+    nomem = !(r->help_out[k] = cd_malloc(cd_deflateBound(r->help_bytes)));
+  if (nomem) {
+    snprintf(r->why, sizeof r->why, "out of memory");
+    return -1;
   }
   /* offset[0] = 0: the file is valid (zero frames) from the start */
   *(int64_t *)col_push(r, &r->col[COL_OFFSET]) = 0;
@@ -913,6 +1228,13 @@ long cd_recorderFlush(cdRecorder *r) {
   return r->nframe_file;
 }
 
+long cd_recorderChunksHelped(cdRecorder *r) {
+  pthread_mutex_lock(&r->mu);
+  long n = r->helped;
+  pthread_mutex_unlock(&r->mu);
+  return n;
+}
+
 /* rewrites the string attribute name of the root */
 static int attr_rewrite(cdRecorder *r, const char *name, const char *value) {
   hid_t a = H5Aopen(r->file, name, H5P_DEFAULT);
@@ -955,7 +1277,7 @@ static int alpha_activate(cdRecorder *r, int m) {
   col_free(c); /* from an earlier failed activation, maybe of another width */
   col_define(c, c->path, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, (hsize_t)m, 0);
   const double fill = NAN;
-  size_t pending = r->col[COL_BODIES].nbuf[r->fill];
+  size_t pending = r->col[COL_STAGE].nbuf[r->fill];
   if (col_reserve(r, c, pending)) return -1;
   if (col_create(r, c, 1, r->col[COL_BODIES].nfile, &fill)) {
     if (c->dset >= 0) H5Dclose(c->dset);
@@ -1010,8 +1332,8 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
   if (m > 0 && (size_t)m != alpha->width) return -1;
 
   /* all memory first, so that a failure leaves no partial frame */
-  for (int i = COL_NFRAME_COLS; i < COL_COUNT; i++)
-    if (r->col[i].active && col_reserve(r, &r->col[i], (size_t)ncon)) return -1;
+  if (col_reserve(r, &r->col[COL_STAGE], (size_t)ncon) || (alpha->active && col_reserve(r, alpha, (size_t)ncon)))
+    return -1;
 
   cdColumn *c = r->col;
   size_t nb = (size_t)r->nbody;
@@ -1047,31 +1369,10 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
     }
   }
 
+  /* the contacts as they are: the writer lays them out (contacts_expand) */
   size_t n = (size_t)ncon;
-  int32_t *bodies = col_rows(r, &c[COL_BODIES], n);
-  uint32_t *feature = col_rows(r, &c[COL_FEATURE], n);
-  double *point = col_rows(r, &c[COL_POINT], n), *normal = col_rows(r, &c[COL_NORMAL], n);
-  double *gap = col_rows(r, &c[COL_GAP], n), *ni = col_rows(r, &c[COL_NORMAL_IMPULSE], n);
-  double *ti = col_rows(r, &c[COL_TANGENT_IMPULSE], n), *nv = col_rows(r, &c[COL_NORMAL_VELOCITY], n);
-  double *tv = col_rows(r, &c[COL_TANGENT_VELOCITY], n), *beta = col_rows(r, &c[COL_BETA], n);
-  double *pst = col_rows(r, &c[COL_PENALTY_STATE], n);
+  if (n) memcpy(col_rows(r, &c[COL_STAGE], n), cs->con, n * sizeof(cdContact));
   double *al = alpha->active ? col_rows(r, alpha, n) : NULL;
-  for (size_t i = 0; i < n; i++) {
-    const cdContact *k = &cs->con[i];
-    bodies[2 * i] = k->body[0];
-    bodies[2 * i + 1] = k->body[1];
-    feature[2 * i] = k->feature[0];
-    feature[2 * i + 1] = k->feature[1];
-    memcpy(&point[3 * i], k->point, sizeof k->point);
-    memcpy(&normal[3 * i], k->normal, sizeof k->normal);
-    gap[i] = k->gap;
-    ni[i] = k->lambda[0];
-    for (int d = 0; d < 3; d++) ti[3 * i + (size_t)d] = k->lambda[1] * k->t1[d] + k->lambda[2] * k->t2[d];
-    nv[i] = k->post_vn;
-    memcpy(&tv[3 * i], k->post_vt, sizeof k->post_vt);
-    beta[i] = k->beta;
-    memcpy(&pst[4 * i], k->state, sizeof k->state);
-  }
   for (size_t i = 0; al && i < n; i++)
     for (size_t a = 0; a < alpha->width; a++)
       al[alpha->width * i + a] = m > 0 ? cs->alpha[i * (size_t)m + a] : NAN;

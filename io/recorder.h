@@ -38,6 +38,9 @@ int cd_recorderWriteFrame(cdRecorder *r, const cdScene *scene, const cdWorld *wo
 /* writes every frame given so far and flushes the file (waits for the writer): the file
  * on disk then holds them all. Returns the frames it holds, or -1 after a failed write. */
 long cd_recorderFlush(cdRecorder *r);
+/* chunks the calling thread compressed for the writer while it waited for it (in
+ * cd_recorderFlush, cd_recorderClose, or a frame that found the writer busy), so far */
+long cd_recorderChunksHelped(cdRecorder *r);
 /* writes the XDMF sidecar (io/xdmf.h) of every frame given so far, after flushing them;
  * 0, or -1 with a one-line message in err. After a failed write (the run then has its I/O
  * error) it writes none and returns 0. */

@@ -14,8 +14,8 @@
  *     v += h M^-1 (f_ext + force),  x += h v,  q <- exp(h w / 2) q,
  * and updates the contacts (contact_cache.h: the narrow phase of the step's Verlet list), so
  * the law sees the gap and velocity at the start of each substep. lambda of a contact
- * accumulates F_i h in (n, t1, t2): the impulse over the step (the core carries the sum
- * into the contact's frame as it turns).
+ * accumulates F_i h in world coordinates within the step (contact_cache.h: the cache puts
+ * the sum, the impulse over the step, into the contact's last frame (n, t1, t2) at its end).
  *
  * Lever arms. The seed's lever arms are n (r_0 - delta/2) for sphere 0 and
  * -h_1 n (r_1 - h_1 delta/2) for sphere 1 (h_1 = -1 for a hollow sphere). The collision
@@ -115,6 +115,8 @@ typedef struct cdPenalty {
   double vscale;       /* the step's ||g||_inf, m/s: the residual's scale (penaltyFinish) */
   double *res;         /* (res_cap x 8) the residual's per-contact mu, meff, lambda, c-bar */
   size_t res_cap;
+  struct cdPenaltyEval *eval; /* (eval_cap) a substep's live contacts (penaltyForces) */
+  size_t eval_cap;
 } cdPenalty;
 
 /* the material acting at a contact of bodies a and b (-1: the ground): the table's, or
@@ -146,7 +148,7 @@ double cd_penaltyInverseMass(const cdScene *scene, const cdWorld *w, int i, cons
 }
 
 /* adds f at lever arm r of body i (force and torque rows of world->force) */
-static void applyForce(cdWorld *w, int i, const double r[3], const double f[3]) {
+static inline void applyForce(cdWorld *w, int i, const double r[3], const double f[3]) {
   double tau[3];
   double *F = &w->force[6 * i];
   cd_v3cross(tau, r, f);
@@ -235,6 +237,7 @@ static void penaltyFree(void *state) {
   cd_free(p->isoinv);
   cd_free(p->mix);
   cd_free(p->res);
+  cd_free(p->eval);
   cd_free(p);
 }
 
@@ -340,64 +343,93 @@ static int penaltySubsteps(void *state, const cdScene *scene, const cdWorld *wor
   return (int)n;
 }
 
+/* one live contact's kinematics (pass 1 of penaltyForces) and force (pass 2) */
+typedef struct cdPenaltyEval {
+  double r[2][3]; /* lever arms p - x of a and b, m */
+  double vt[3];   /* tangential relative velocity, m/s */
+  double vn;      /* normal relative velocity, m/s */
+  double slip;    /* |vt|, m/s */
+  double F[3];    /* the force on b, N (a takes -F) */
+  int touching;   /* 1 when F acts */
+} cdPenaltyEval;
+
 /* The law's forces go through cd_penaltyLimitForce with the mass-split inverse masses
- * (opening comment), counted over the contacts that touch in this substep. */
+ * (opening comment), counted over the contacts that touch in this substep. Three passes over
+ * the live contacts, each short enough that the long operations of several contacts (the
+ * slip's square root, the law's divisions) overlap: the kinematics and the touching counts;
+ * the law; the forces applied to the bodies and the impulses summed, in the contacts' order. */
 static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdContactSet *cs, const int *live,
                          int nlive, double h, cdSolveStats *stats) {
   cdPenalty *p = state;
+  (void)stats; /* filled by penaltyFinish */
+  if ((size_t)nlive > p->eval_cap) {
+    cdPenaltyEval *e = cd_realloc(p->eval, (size_t)nlive * sizeof *e);
+    if (!e) return CD_ERR_NOMEM;
+    p->eval = e;
+    p->eval_cap = (size_t)nlive;
+  }
   memset(p->ntouch, 0, (size_t)p->nbody * sizeof *p->ntouch);
   for (int k = 0; k < nlive; k++) {
     const cdContact *c = &cs->con[live[k]];
-    if (!(c->gap < 0)) continue;
-    for (int s = 0; s < 2; s++)
-      if (c->body[s] >= 0) p->ntouch[c->body[s]]++;
+    cdPenaltyEval *e = &p->eval[k];
+    /* the lever arms p - x and the velocities of the contact point on a and b (the ground
+     * is at rest) */
+    double vp[2][3] = {{0, 0, 0}, {0, 0, 0}};
+    for (int s = 0; s < 2; s++) {
+      if (c->body[s] < 0) continue;
+      if (c->gap < 0) p->ntouch[c->body[s]]++;
+      cd_v3sub(e->r[s], c->point, &world->x[3 * c->body[s]]);
+      cd_worldPointVelocity(world, c->body[s], e->r[s], vp[s]);
+    }
+    double vrel[3];
+    cd_v3sub(vrel, vp[1], vp[0]);
+    e->vn = cd_v3dot(vrel, c->normal);
+    cd_v3addScaled(e->vt, vrel, c->normal, -e->vn);
+    e->slip = cd_v3norm(e->vt);
   }
   for (int k = 0; k < nlive; k++) {
     cdContact *c = &cs->con[live[k]];
+    cdPenaltyEval *e = &p->eval[k];
     cdMaterial tmp;
     const cdMaterial *m = contactMaterial(p, scene, c->body[0], c->body[1], &tmp);
-    /* the lever arms p - x and the velocities of the contact point on a and b (the ground
-     * is at rest) */
-    double r[2][3], vp[2][3] = {{0, 0, 0}, {0, 0, 0}};
-    for (int s = 0; s < 2; s++) {
-      if (c->body[s] < 0) continue;
-      cd_v3sub(r[s], c->point, &world->x[3 * c->body[s]]);
-      cd_worldPointVelocity(world, c->body[s], r[s], vp[s]);
-    }
-    double vrel[3], vt[3];
-    cd_v3sub(vrel, vp[1], vp[0]);
-    double vn = cd_v3dot(vrel, c->normal);
-    cd_v3addScaled(vt, vrel, c->normal, -vn);
     cdPenaltyForce f;
-    cd_penaltyNormalForce(m, c->gap, vn, vt, c->fresh, c->state, &f);
+    cd_penaltyNormalForce(m, c->gap, e->vn, e->slip, c->fresh, c->state, &f);
+    e->touching = f.touching;
     if (!f.touching) continue;
     double wn = 0, wt = 0;
     for (int s = 0; s < 2; s++) {
       int b = c->body[s];
+      const double *r = e->r[s];
       if (b < 0 || p->invmass[b] == 0) continue;
       if (p->isoinv[b] >= 0) {
         /* I^-1 = 1/I: along n, 1/m + |r x n|^2 / I = 1/m + (|r|^2 - (r.n)^2) / I; in the
          * tangent plane the block is (|r|^2 - u u^T) / I + 1/m with u = (r.t1, r.t2), whose
          * largest eigenvalue is 1/m + |r|^2 / I */
-        double r2 = cd_v3dot(r[s], r[s]), rn = cd_v3dot(r[s], c->normal);
+        double r2 = cd_v3dot(r, r), rn = cd_v3dot(r, c->normal);
         wn += p->ntouch[b] * (p->invmass[b] + p->isoinv[b] * (r2 - rn * rn));
         wt += p->ntouch[b] * (p->invmass[b] + p->isoinv[b] * r2);
         continue;
       }
-      wn += p->ntouch[b] * inverseMassAt(world, b, p->invmass[b], r[s], c->normal);
-      wt += p->ntouch[b] * tangentInverseMass(world, b, p->invmass[b], r[s], c->t1, c->t2);
+      /* the largest eigenvalue in the tangent plane does not depend on its basis: the
+       * contact's frame (kept by the cache only at the end of the step) from the normal */
+      double t1[3], t2[3];
+      cd_tangentFrame(c->normal, t1, t2);
+      wn += p->ntouch[b] * inverseMassAt(world, b, p->invmass[b], r, c->normal);
+      wt += p->ntouch[b] * tangentInverseMass(world, b, p->invmass[b], r, t1, t2);
     }
-    cd_penaltyLimitForce(m, h, wn, wt, vn, vt, &f);
-    double F[3], Fa[3];
-    cd_v3addScaled(F, f.ft, c->normal, f.fn);
-    cd_v3scale(Fa, F, -1);
-    if (c->body[1] >= 0) applyForce(world, c->body[1], r[1], F);
-    if (c->body[0] >= 0) applyForce(world, c->body[0], r[0], Fa);
-    c->lambda[0] += h * f.fn;
-    c->lambda[1] += h * cd_v3dot(F, c->t1);
-    c->lambda[2] += h * cd_v3dot(F, c->t2);
+    cd_penaltyLimitForce(m, h, wn, wt, e->vn, e->vt, &f);
+    cd_v3addScaled(e->F, f.ft, c->normal, f.fn);
   }
-  (void)stats; /* filled by penaltyFinish */
+  for (int k = 0; k < nlive; k++) {
+    const cdPenaltyEval *e = &p->eval[k];
+    if (!e->touching) continue;
+    cdContact *c = &cs->con[live[k]];
+    double Fa[3];
+    cd_v3scale(Fa, e->F, -1);
+    if (c->body[1] >= 0) applyForce(world, c->body[1], e->r[1], e->F);
+    if (c->body[0] >= 0) applyForce(world, c->body[0], e->r[0], Fa);
+    cd_v3addScaled(c->lambda, c->lambda, e->F, h); /* world impulse within the step */
+  }
   return CD_OK;
 }
 

@@ -1,6 +1,6 @@
 /* penalty_law.c: the normal and friction forces of seed 002 for one contact (the evaluation
- * itself is inline in penalty_law.h; here the impact models' pieces and the stiffness that
- * sizes the substep).
+ * itself, the Edinburgh model's branches with it, is inline in penalty_law.h; here the
+ * hysteresis of impact models 1 and 2 and the stiffness that sizes the substep).
  *
  * Problem. Given a contact's overlap delta = -g (m), its gap velocity v_n (m/s, < 0 when
  * closing), its tangential slip v_t (m/s) and the state carried from the last evaluation,
@@ -40,44 +40,6 @@ double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity) {
     return k / impact_velocity * (e * e - 1) / e;
   }
   return 0;
-}
-
-double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_overlap, int *branch) {
-  double n = m->stiffness_exponent, kc = m->stiffness, lp = m->plasticity_ratio;
-  double fadh = m->pull_off_force, kadh = m->adhesion_coefficient, nadh = m->adhesion_exponent;
-  /* k2 = k_c / (1 - lambda_P): the un/reloading stiffness */
-  double dn = cd_penaltyPow(delta, n);
-  if (lp == 0) {
-    /* seed 002: lambda_P is "set to 0 in order to fully deactivate" the model (Exudyn adds
-     * f_adh and k_adh only when it is not 0): the plain spring, neither adhesion acts */
-    *branch = 1;
-    *plastic_overlap = 0.0;
-    return kc * dn;
-  }
-  double k2 = kc / (1 - lp);
-  double dpn = pow(*plastic_overlap, n);
-  double elastic = kc * dn;             /* k_c delta^n_exp */
-  double unload = k2 * (dn - dpn);      /* k2 (delta^n_exp - delta_p^n_exp) */
-  double adhesive = -kadh * pow(delta, nadh); /* -k_adh delta^n_adh */
-  if (unload >= elastic) {
-    /* branch 1, k2 (delta^n - delta_p^n) >= k_c delta^n, virgin loading:
-     * f_c = -f_adh + k_c delta^n_exp. Here delta_p <= lambda_P^(1/n_exp) delta, and the
-     * plastic overlap follows the loading: delta_p = lambda_P^(1/n_exp) delta */
-    *branch = 1;
-    *plastic_overlap = pow(lp, 1.0 / n) * delta;
-    return -fadh + elastic;
-  }
-  if (unload > adhesive) {
-    /* branch 2, k_c delta^n > k2 (delta^n - delta_p^n) > -k_adh delta^n_adh, un/reloading:
-     * f_c = -f_adh + k2 (delta^n_exp - delta_p^n_exp); delta_p stays */
-    *branch = 2;
-    return -fadh + unload;
-  }
-  /* branch 3, -k_adh delta^n_adh >= k2 (delta^n - delta_p^n), adhesive:
-   * f_c = -f_adh - k_adh delta^n_adh; delta_p stays (the boundary with branch 2, where
-   * both give the same force, is put here) */
-  *branch = 3;
-  return -fadh + adhesive;
 }
 
 double cd_penaltyStiffness(const cdMaterial *m, double w_n, double gravity, double overlap, double speed) {

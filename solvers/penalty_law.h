@@ -9,10 +9,11 @@
  * force f_n = f_c + f_d along n (positive pushes b away from a), the friction force f_t
  * against v_t. Units: N, m, s; the stiffness k_c is in N/m^n_exp.
  *
- * The evaluation of one contact (cd_penaltyContactForce, cd_penaltyFriction,
- * cd_penaltyLimitForce) is defined here, inline: the backend runs it for every contact of
- * every substep, and the calls, returning the force through memory, cost about a tenth of
- * the run on the 1000-sphere pile (S2 10). The rest, with the law's references and choices, is in penalty_law.c; the
+ * The evaluation of one contact (cd_penaltyContactForce, cd_penaltyEdinburgh,
+ * cd_penaltyFriction, cd_penaltyLimitForce) is defined here, inline: the backend runs it for
+ * every contact of every substep, and the calls, returning the force through memory, cost
+ * about a tenth of the run on the 1000-sphere pile (S2 10) (the Edinburgh model's call
+ * alone 2%). The rest, with the law's references and choices, is in penalty_law.c; the
  * equations quoted below are the seed's as well.
  */
 #ifndef CD_PENALTY_LAW_H
@@ -63,7 +64,43 @@ double cd_penaltyHysteresis(const cdMaterial *m, double impact_velocity);
  * loading, stays otherwise); *branch gets 1, 2 or 3. With plasticity_ratio = 0 the model
  * is off, as seed 002 says: the plain spring k_c delta^n_exp (branch 1), without f_adh or
  * k_adh. */
-double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_overlap, int *branch);
+static inline double cd_penaltyEdinburgh(const cdMaterial *m, double delta, double *plastic_overlap, int *branch) {
+  double n = m->stiffness_exponent, kc = m->stiffness, lp = m->plasticity_ratio;
+  double fadh = m->pull_off_force, kadh = m->adhesion_coefficient, nadh = m->adhesion_exponent;
+  /* k2 = k_c / (1 - lambda_P): the un/reloading stiffness */
+  double dn = cd_penaltyPow(delta, n);
+  if (lp == 0) {
+    /* seed 002: lambda_P is "set to 0 in order to fully deactivate" the model (Exudyn adds
+     * f_adh and k_adh only when it is not 0): the plain spring, neither adhesion acts */
+    *branch = 1;
+    *plastic_overlap = 0.0;
+    return kc * dn;
+  }
+  double k2 = kc / (1 - lp);
+  double dpn = pow(*plastic_overlap, n);
+  double elastic = kc * dn;             /* k_c delta^n_exp */
+  double unload = k2 * (dn - dpn);      /* k2 (delta^n_exp - delta_p^n_exp) */
+  double adhesive = -kadh * pow(delta, nadh); /* -k_adh delta^n_adh */
+  if (unload >= elastic) {
+    /* branch 1, k2 (delta^n - delta_p^n) >= k_c delta^n, virgin loading:
+     * f_c = -f_adh + k_c delta^n_exp. Here delta_p <= lambda_P^(1/n_exp) delta, and the
+     * plastic overlap follows the loading: delta_p = lambda_P^(1/n_exp) delta */
+    *branch = 1;
+    *plastic_overlap = pow(lp, 1.0 / n) * delta;
+    return -fadh + elastic;
+  }
+  if (unload > adhesive) {
+    /* branch 2, k_c delta^n > k2 (delta^n - delta_p^n) > -k_adh delta^n_adh, un/reloading:
+     * f_c = -f_adh + k2 (delta^n_exp - delta_p^n_exp); delta_p stays */
+    *branch = 2;
+    return -fadh + unload;
+  }
+  /* branch 3, -k_adh delta^n_adh >= k2 (delta^n - delta_p^n), adhesive:
+   * f_c = -f_adh - k_adh delta^n_adh; delta_p stays (the boundary with branch 2, where
+   * both give the same force, is put here) */
+  *branch = 3;
+  return -fadh + adhesive;
+}
 
 /* regularised Coulomb friction: ft = -c vt, c = mu max(fn, 0) / max(v_reg, |vt|), with slip
  * = |vt|; returns c. Only the compressive part of fn gives friction (a tensile fn would
@@ -77,9 +114,9 @@ static inline double cd_penaltyFriction(double mu, double v_reg, double fn, cons
   return c;
 }
 
-/* the normal part of cd_penaltyContactForce (below): every field but the friction's (ft
- * and ct 0), and the updated state */
-static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
+/* the normal part of cd_penaltyContactForce (below), given slip = |v_t|: every field but the
+ * friction's (ft and ct 0), and the updated state */
+static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double vn, double slip, int fresh,
                                          double state[4], cdPenaltyForce *out) {
   double delta = -gap;
   int was_touching = !fresh && state[CD_PENALTY_GAP] < 0;
@@ -88,7 +125,7 @@ static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double
   out->ft[0] = out->ft[1] = out->ft[2] = 0;
   out->branch = 0;
   out->touching = delta > 0;
-  out->slip = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+  out->slip = slip;
   state[CD_PENALTY_GAP] = gap;
   state[CD_PENALTY_SLIP] = out->slip;
   if (delta <= 0) {
@@ -125,7 +162,7 @@ static inline void cd_penaltyNormalForce(const cdMaterial *m, double gap, double
  * it opens; the plastic overlap is reset to 0 when the contact opens (gap >= 0). */
 static inline void cd_penaltyContactForce(const cdMaterial *m, double gap, double vn, const double vt[3], int fresh,
                                           double state[4], cdPenaltyForce *out) {
-  cd_penaltyNormalForce(m, gap, vn, vt, fresh, state, out);
+  cd_penaltyNormalForce(m, gap, vn, sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]), fresh, state, out);
   if (out->touching)
     out->ct = cd_penaltyFriction(m->friction, m->friction_regularization, out->fn, vt, out->slip, out->ft);
 }

@@ -64,6 +64,8 @@ struct cdContactCache {
   double *gap0;         /* (slot_cap) the gap at the start of the step (contact_cache.h), m */
   long *last;           /* (slot_cap) the substep the contact was last present in; -1: never */
   long *last_old;       /* (slot_cap) the same for the record before, at cd_contactCacheBegin */
+  unsigned char *turned; /* (slot_cap) 1 once the normal changed in this step: its frame is made
+                            anew at the end */
   int *live;            /* (slot_cap) this substep's contacts; the order of a sort at the end */
   int *order_tmp;       /* (slot_cap) merge sort workspace */
   int sorted;           /* 0 once a key was appended to rec in this step */
@@ -91,6 +93,7 @@ void cd_contactCacheFree(cdContactCache *k) {
   cd_free(k->gap0);
   cd_free(k->last);
   cd_free(k->last_old);
+  cd_free(k->turned);
   cd_free(k->live);
   cd_free(k->order_tmp);
   cd_free(k->table);
@@ -140,11 +143,13 @@ static int reserveSlots(cdContactCache *k, int n) {
   if (l) k->last = l;
   long *lo = cd_realloc(k->last_old, m * sizeof *lo);
   if (lo) k->last_old = lo;
+  unsigned char *tu = cd_realloc(k->turned, m * sizeof *tu);
+  if (tu) k->turned = tu;
   int *v = cd_realloc(k->live, m * sizeof *v);
   if (v) k->live = v;
   int *o = cd_realloc(k->order_tmp, m * sizeof *o);
   if (o) k->order_tmp = o;
-  if (!g || !l || !lo || !v || !o) return CD_ERR_NOMEM;
+  if (!g || !l || !lo || !tu || !v || !o) return CD_ERR_NOMEM;
   k->slot_cap = cap;
   return CD_OK;
 }
@@ -328,6 +333,7 @@ int cd_contactCacheBegin(cdContactCache *k, cdCollider *c, const cdScene *scene,
     r->fresh = !carried;
     k->last[i] = carried ? k->stamp : -1;
     k->gap0[i] = r->gap;
+    k->turned[i] = 0;
   }
   return CD_OK;
 }
@@ -408,24 +414,15 @@ static int recollideBodies(cdContactCache *k, const cdScene *scene, const cdWorl
 
 /* ---- the substeps ---- */
 
-/* rec's contact r takes the geometry of the same key now: normal n, point p, gap. When the
- * normal turned, the frame is made anew from it (cd_tangentFrame, as the narrow phase makes
- * it: the frame is a function of the normal) and the impulse summed so far is carried into
- * the new frame. (A normal equal to r's under != can differ at most in the signs of zeros,
- * and so then can the frames: r keeps its own.) */
-static inline void updateContact(cdContact *r, const double n[3], const double p[3], double gap) {
+/* rec's contact j takes the geometry of the same key now: normal n, point p, gap. Its frame
+ * (t1, t2) waits for the end of the step (frameAtEnd); a normal that changed under != marks
+ * it (a normal equal under != can differ at most in the signs of zeros: the frame of the one
+ * stored stands). */
+static inline void updateContact(cdContactCache *k, cdContact *r, int j, const double n[3], const double p[3],
+                                 double gap) {
   if (r->normal[0] != n[0] || r->normal[1] != n[1] || r->normal[2] != n[2]) {
-    double J[3], t1[3], t2[3];
-    cd_tangentFrame(n, t1, t2);
-    cd_v3scale(J, r->normal, r->lambda[0]);
-    cd_v3addScaled(J, J, r->t1, r->lambda[1]);
-    cd_v3addScaled(J, J, r->t2, r->lambda[2]);
-    r->lambda[0] = cd_v3dot(J, n);
-    r->lambda[1] = cd_v3dot(J, t1);
-    r->lambda[2] = cd_v3dot(J, t2);
     cd_v3copy(r->normal, n);
-    cd_v3copy(r->t1, t1);
-    cd_v3copy(r->t2, t2);
+    k->turned[j] = 1;
   }
   cd_v3copy(r->point, p);
   r->gap = gap;
@@ -442,6 +439,7 @@ static int appendContact(cdContactCache *k, cdContactSet *rec, const cdContact *
   int i = rec->ncon - 1;
   k->gap0[i] = s->gap;
   k->last[i] = -1;
+  k->turned[i] = 0;
   tableInsert(k, rec, i);
   k->sorted = 0;
   return CD_OK;
@@ -519,7 +517,7 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
       }
       int j = k->slot[p];
       if (j < 0 && (j = k->slot[p] = oneContactSlot(k, rec, a, b, nv, pt, gap)) < 0) return CD_ERR_NOMEM;
-      updateContact(&rec->con[j], nv, pt, gap);
+      updateContact(k, &rec->con[j], j, nv, pt, gap);
       markLive(k, rec, j, n++);
       continue;
     }
@@ -532,7 +530,7 @@ int cd_contactCacheSubstep(cdContactCache *k, cdCollider *c, const cdScene *scen
         if ((st = appendContact(k, rec, s))) return st;
         j = rec->ncon - 1;
       }
-      updateContact(&rec->con[j], s->normal, s->point, s->gap);
+      updateContact(k, &rec->con[j], j, s->normal, s->point, s->gap);
       markLive(k, rec, j, n++);
     }
   }
@@ -560,11 +558,25 @@ static void sortByKey(const cdContactSet *rec, int *order, int *tmp, int n) {
   }
 }
 
+/* a contact's frame from its last normal when that turned in the step (cd_tangentFrame, as
+ * the narrow phase makes it: the frame is a function of the normal), and its impulse, summed
+ * in world coordinates over the substeps, in that frame */
+static void frameAtEnd(cdContact *r, int turned) {
+  if (turned) cd_tangentFrame(r->normal, r->t1, r->t2);
+  double J[3];
+  cd_v3copy(J, r->lambda);
+  r->lambda[0] = cd_v3dot(J, r->normal);
+  r->lambda[1] = cd_v3dot(J, r->t1);
+  r->lambda[2] = cd_v3dot(J, r->t2);
+}
+
 int cd_contactCacheEnd(cdContactCache *k, cdContactSet *rec) {
-  /* the contacts present in some substep, with the gap of the start of the step */
+  /* the contacts present in some substep, in their last frame, with the gap of the start of
+   * the step */
   int m = 0;
   for (int j = 0; j < rec->ncon; j++) {
     if (k->last[j] < k->first_stamp) continue;
+    frameAtEnd(&rec->con[j], k->turned[j]);
     if (m != j) rec->con[m] = rec->con[j];
     rec->con[m].gap = k->gap0[j];
     k->last[m] = k->last[j];

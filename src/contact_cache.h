@@ -41,9 +41,12 @@
  * taken from); a substep updates its contacts in place (point, normal, tangents, gap) and
  * appends a key the record did not have. After the step (cd_contactCacheEnd) rec holds every
  * contact the step had, keyed (a, b, feature a, feature b): each key present in some substep,
- *  - lambda: the impulse on b summed over all its substeps, in its last frame (n, t1, t2):
- *    the frame is followed as it turns (the sum is re-expressed in the new frame), so
- *    lambda_n n + lambda_t1 t1 + lambda_t2 t2 is the world impulse over the step;
+ *  - lambda: the impulse on b summed over all its substeps, in its last frame (n, t1, t2),
+ *    so that lambda_n n + lambda_t1 t1 + lambda_t2 t2 is the world impulse over the step.
+ *    Within the step (between cd_contactCacheBegin and cd_contactCacheEnd) a contact's
+ *    lambda is that sum so far in world coordinates (x, y, z), which the force model adds
+ *    to, and its t1, t2 are not kept: the end of the step makes them from the last normal
+ *    and puts the sum into that frame;
  *  - point, normal, t1, t2 and the penalty state of its last substep;
  *  - gap: the signed gap at the start of the step (DESIGN §3). A contact that first comes
  *    within the margin during the step has the gap the step's first collision found for its

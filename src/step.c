@@ -8,7 +8,8 @@
  *   narrow phase of the listed pairs -> carry per-contact state by key -> contact forces
  *   -> v += h M^-1 f -> x += h v.
  * Both are semi-implicit (symplectic) Euler with the exact rotation of each quaternion
- * by its angular velocity (vec3.h cd_quatIntegrate).
+ * by its angular velocity (vec3.h cd_quatIntegrate; a ball's, in the substeps, by its
+ * series, cd_quatIntegrateSmall: the same to round-off).
  */
 #include <string.h>
 #include <time.h>
@@ -22,23 +23,31 @@
 /* positions and orientations forward by h at the current velocities; the rotation matrix
  * and the inverse world inertia follow. In the force models' substeps (substep = 1) an
  * isotropic body's inverse inertia stays as it is (R I^-1 R^T = I^-1 whatever R), and a
- * ball's R (world.h: no narrow phase reads it) waits for the end of the step (syncBalls) */
+ * ball's orientation, which nothing reads within the step (world.h: no narrow phase reads
+ * its R), turns by the series of cd_quatIntegrateSmall; its normalisation and its R wait for
+ * the end of the step (syncBalls) */
 static void integratePositions(const cdScene *scene, cdWorld *w, double h, int substep) {
   for (int i = 0; i < w->nbody; i++) {
     if (w->dof[i] < 0) continue;
     cd_v3addScaled(&w->x[3 * i], &w->x[3 * i], &w->v[6 * i], h);
-    cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
     int round = substep ? w->round[i] : 0;
-    if (round & CD_WORLD_BALL) continue;
+    if (round & CD_WORLD_BALL) {
+      cd_quatIntegrateSmall(&w->q[4 * i], &w->v[6 * i + 3], h);
+      continue;
+    }
+    cd_quatIntegrate(&w->q[4 * i], &w->v[6 * i + 3], h);
     cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
     if (!(round & CD_WORLD_ISOTROPIC)) cd_worldUpdateInertia(scene, w, i);
   }
 }
 
-/* the balls' rotation matrices from their orientations, after the substeps */
+/* the balls' orientations normalised and their rotation matrices, after the substeps */
 static void syncBalls(cdWorld *w) {
-  for (int i = 0; i < w->nbody; i++)
-    if (w->dof[i] >= 0 && (w->round[i] & CD_WORLD_BALL)) cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
+  for (int i = 0; i < w->nbody; i++) {
+    if (w->dof[i] < 0 || !(w->round[i] & CD_WORLD_BALL)) continue;
+    cd_quatNormalize(&w->q[4 * i]);
+    cd_quatToMat(&w->R[9 * i], &w->q[4 * i]);
+  }
 }
 
 /* v += h M^-1 (gravity + contact force - w x I w), per body (M is block diagonal); an

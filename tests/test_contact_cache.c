@@ -37,11 +37,20 @@ static const char *cacheScene =
     "  {\"name\": \"k0\", \"shape\": \"sphere\", \"radius\": 0.05, \"mass\": 1, \"position\": [7, 0, 0.5]},"
     "  {\"name\": \"k1\", \"shape\": \"sphere\", \"radius\": 0.05, \"mass\": 1, \"position\": [7.108, 0, 0.5]}]}";
 
-static int sameContact(const cdContact *a, const cdContact *b) {
+/* the same key, gap, point and normal, bit for bit (a substep's contacts: their frames wait
+ * for the end of the step, contact_cache.h) */
+static int sameGeometry(const cdContact *a, const cdContact *b) {
   if (cd_contactKeyCompare(a, b) != 0 || a->gap != b->gap) return 0;
   for (int e = 0; e < 3; e++)
-    if (a->point[e] != b->point[e] || a->normal[e] != b->normal[e] || a->t1[e] != b->t1[e] || a->t2[e] != b->t2[e])
-      return 0;
+    if (a->point[e] != b->point[e] || a->normal[e] != b->normal[e]) return 0;
+  return 1;
+}
+
+/* sameGeometry and the same frame (t1, t2) */
+static int sameContact(const cdContact *a, const cdContact *b) {
+  if (!sameGeometry(a, b)) return 0;
+  for (int e = 0; e < 3; e++)
+    if (a->t1[e] != b->t1[e] || a->t2[e] != b->t2[e]) return 0;
   return 1;
 }
 
@@ -114,7 +123,7 @@ static void runAgainstFullCollision(const char *text, void (*kick)(cdSim *, int,
         const cdContact *f = &full.con[i];
         if (j < nlive && cd_contactKeyCompare(&w->contacts.con[live[j]], f) == 0) {
           const cdContact *c = &w->contacts.con[live[j]];
-          CHECK_MSG(sameContact(c, f), "step %d substep %d: contact %d-%d differs from the full collision", step, s,
+          CHECK_MSG(sameGeometry(c, f), "step %d substep %d: contact %d-%d differs from the full collision", step, s,
                     f->body[0], f->body[1]);
           CHECK_MSG(c->fresh == f->fresh, "step %d substep %d: contact %d-%d fresh %d, carry says %d", step, s,
                     f->body[0], f->body[1], c->fresh, f->fresh);
@@ -125,9 +134,23 @@ static void runAgainstFullCollision(const char *text, void (*kick)(cdSim *, int,
           CHECK_MSG(mayBeMissing(scene, f), "step %d substep %d: the list misses contact %d-%d (gap %g)", step, s,
                     f->body[0], f->body[1], f->gap);
         }
-        if (findKey(&seen, f) < 0) *cd_contactSetPush(&seen) = *f;
+        if (findKey(&seen, f) < 0) {
+          cdContact *e = cd_contactSetPush(&seen);
+          *e = *f;
+          cd_v3set(e->lambda, 0, 0, 0);
+        }
       }
       CHECK_MSG(j == nlive, "step %d substep %d: the list has contacts the full collision does not", step, s);
+      /* a force model's impulse of the substep on each live contact, in world coordinates
+       * (contact_cache.h); seen keeps their sums and the last normal */
+      for (int q = 0; q < nlive && j == nlive; q++) {
+        cdContact *c = &w->contacts.con[live[q]];
+        const double imp[3] = {0.3 + 0.01 * s, -0.2 + 0.001 * c->body[1], 0.5 - 0.02 * step};
+        cdContact *e = &seen.con[findKey(&seen, c)];
+        cd_v3add(c->lambda, c->lambda, imp);
+        cd_v3add(e->lambda, e->lambda, imp);
+        cd_v3copy(e->normal, c->normal);
+      }
       cdContactSet tb = before;
       before = full;
       full = tb;
@@ -152,6 +175,17 @@ static void runAgainstFullCollision(const char *text, void (*kick)(cdSim *, int,
       int a = findKey(&seen, c), b = findKey(&start, c);
       CHECK(a >= 0);
       if (b >= 0) CHECK(c->gap == start.con[b].gap);
+      if (a < 0) continue;
+      /* the frame of its last normal, as the narrow phase makes it, and in it the world
+       * impulse summed over the substeps */
+      const cdContact *e = &seen.con[a];
+      double t1[3], t2[3], J[3];
+      cd_tangentFrame(c->normal, t1, t2);
+      for (int d = 0; d < 3; d++) CHECK(c->normal[d] == e->normal[d] && c->t1[d] == t1[d] && c->t2[d] == t2[d]);
+      cd_v3scale(J, c->normal, c->lambda[0]);
+      cd_v3addScaled(J, J, c->t1, c->lambda[1]);
+      cd_v3addScaled(J, J, c->t2, c->lambda[2]);
+      for (int d = 0; d < 3; d++) CHECK_NEAR(J[d], e->lambda[d], 1e-14 * cd_v3norm(e->lambda));
       if (findKey(&before, c) < 0) opened_and_kept++;
     }
   }

@@ -755,7 +755,7 @@ CD_TEST(penaltyHollowSphereForcesMatchSeedFormulas) { checkSphereSphereAgainstSe
 CD_TEST(penaltyBoxContactForcesAreEqualAndOppositeAtThePoint) {
   /* a box and a sphere touching at an off-centre point, both moving and spinning: the
    * forces cancel, the torques are (p - x) x F, so linear and angular momentum about the
-   * origin are conserved; lambda holds F h in (n, t1, t2) */
+   * origin are conserved; lambda holds F h (world, within the step) */
   cdHandWorld hw;
   handWorldInit(&hw, 2);
   hw.body[0].shape = CD_BOX;
@@ -793,9 +793,8 @@ CD_TEST(penaltyBoxContactForcesAreEqualAndOppositeAtThePoint) {
     CHECK_NEAR(L[k], 0, 1e-12 * scale);
   }
   const double *Fb = &hw.force[6];
-  CHECK_NEAR(c->lambda[0], h * cd_v3dot(Fb, c->normal), 1e-15 * scale);
-  CHECK_NEAR(c->lambda[1], h * cd_v3dot(Fb, c->t1), 1e-15 * scale);
-  CHECK_NEAR(c->lambda[2], h * cd_v3dot(Fb, c->t2), 1e-15 * scale);
+  /* within a step the impulse is summed in world coordinates (contact_cache.h) */
+  for (int k = 0; k < 3; k++) CHECK_NEAR(c->lambda[k], h * Fb[k], 1e-15 * scale);
   /* the friction opposes the slip at the point */
   double vrel[3], vt[3], ft[3];
   cd_worldContactVelocity(&hw.w, c, vrel);

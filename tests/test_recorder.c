@@ -469,6 +469,128 @@ CD_TEST(recorderLargeFramesReadBackAcrossChunks) {
   tmpdir_remove(dir, "big.h5");
 }
 
+/* The main thread compresses chunks of a batch beside the writer while it waits for it
+ * (cd_recorderFlush, cd_recorderClose), and the writer writes them in their turn. 20,000
+ * bodies make every frame of the trajectory several chunks (split along the bodies) and
+ * 3,000 contacts a frame cross the 4096-row contact chunks, so a batch is dozens
+ * of chunks to share; every value depends on its frame, body (or contact) and component,
+ * so a chunk the split lost, wrote twice, or put in another chunk's place reads back
+ * wrong. The run flushes every three frames until the main thread has built some chunks
+ * itself (cd_recorderChunksHelped), at most 12 times: it never having helped fails. */
+CD_TEST(recorderChunksSharedWithTheMainThreadReadBackInPlace) {
+  enum { NBIG = 20000, NCON = 3000, MAXFR = 37 };
+  char *dir = tmpdir_make();
+  CHECK(dir != NULL);
+  if (!dir) return;
+  char path[512];
+  snprintf(path, sizeof path, "%s/split.h5", dir);
+  cdScene scene;
+  memset(&scene, 0, sizeof scene);
+  cdMaterial mat[1];
+  memset(mat, 0, sizeof mat);
+  snprintf(scene.model, sizeof scene.model, "ccp");
+  scene.gravity[2] = -9.81;
+  scene.dt = DT;
+  scene.nmaterial = 1;
+  scene.material = mat;
+  scene.nbody = NBIG;
+  scene.body = calloc(NBIG, sizeof *scene.body);
+  cdWorld w;
+  memset(&w, 0, sizeof w);
+  w.nbody = NBIG;
+  w.x = calloc(3 * NBIG, sizeof(double)), w.q = calloc(4 * NBIG, sizeof(double));
+  w.v = calloc(6 * NBIG, sizeof(double)), w.R = calloc(9 * NBIG, sizeof(double));
+  CHECK(scene.body && w.x && w.q && w.v && w.R);
+  if (!scene.body || !w.x || !w.q || !w.v || !w.R) return;
+  for (int i = 0; i < NBIG; i++) {
+    cdBodyDef *b = &scene.body[i];
+    snprintf(b->name, sizeof b->name, "s%d", i);
+    b->shape = CD_SPHERE;
+    b->radius = 0.01;
+    b->mass = 1.0;
+    b->inertia[0] = b->inertia[1] = b->inertia[2] = 4e-5;
+  }
+  cd_contactSetInit(&w.contacts);
+  char err[512];
+  cdRecorder *r = cd_recorderOpen(path, &scene, &run_info, err, sizeof err);
+  CHECK_MSG(r != NULL, "%s", err);
+  cdSolveStats stats = {.iterations = 1, .converged = 1};
+  int nfr = 0;
+  long helped = 0;
+  for (int k = 0; r && k < MAXFR; k++, nfr++) {
+    w.time = k * DT;
+    for (int i = 0; i < 3 * NBIG; i++) w.x[i] = i + 1e6 * k;
+    for (int i = 0; i < 4 * NBIG; i++) w.q[i] = -(i + 1e6 * k);
+    for (int i = 0; i < 6 * NBIG; i++) w.v[i] = 0.5 * i + 1e6 * k;
+    cd_contactSetClear(&w.contacts);
+    for (int c = 0; k > 0 && c < NCON; c++) {
+      cdContact *ct = cd_contactSetPush(&w.contacts);
+      CHECK(ct != NULL);
+      if (!ct) break;
+      ct->body[0] = c, ct->body[1] = k;
+      ct->point[0] = c, ct->point[1] = k, ct->point[2] = -c;
+      ct->lambda[0] = c + 1e4 * k;
+    }
+    CHECK(cd_recorderWriteFrame(r, &scene, &w, k ? &stats : NULL) == 0);
+    if (k % 3 == 2) {
+      CHECK(cd_recorderFlush(r) == k + 1);
+      helped = cd_recorderChunksHelped(r);
+      if (helped > 0 && k > 6) {
+        nfr++;
+        break;
+      }
+    }
+  }
+  printf("    %d frames; the main thread built %ld chunks\n", nfr, helped);
+  CHECK_MSG(helped > 0, "the main thread never built a chunk in %d flushes", MAXFR / 3);
+  if (r) CHECK(cd_recorderClose(r, "ok", NULL) == 0);
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CHECK(file >= 0);
+  Array pos = {0}, ori = {0}, vel = {0}, ang = {0}, pt = {0}, bod = {0}, ni = {0}, off = {0};
+  if (file >= 0 && array_read(file, "/trajectory/position", H5T_NATIVE_DOUBLE, &pos) == 0 &&
+      array_read(file, "/trajectory/orientation", H5T_NATIVE_DOUBLE, &ori) == 0 &&
+      array_read(file, "/trajectory/velocity", H5T_NATIVE_DOUBLE, &vel) == 0 &&
+      array_read(file, "/trajectory/angular_velocity", H5T_NATIVE_DOUBLE, &ang) == 0 &&
+      array_read(file, "/contacts/point", H5T_NATIVE_DOUBLE, &pt) == 0 &&
+      array_read(file, "/contacts/bodies", H5T_NATIVE_INT32, &bod) == 0 &&
+      array_read(file, "/contacts/normal_impulse", H5T_NATIVE_DOUBLE, &ni) == 0 &&
+      array_read(file, "/contacts/offset", H5T_NATIVE_INT64, &off) == 0) {
+    size_t nb = NBIG, nc = (size_t)(nfr - 1) * NCON;
+    CHECK(pos.n == nfr * nb * 3 && ori.n == nfr * nb * 4 && vel.n == nfr * nb * 3 && ang.n == nfr * nb * 3);
+    CHECK(pt.n == nc * 3 && bod.n == nc * 2 && ni.n == nc && off.n == (size_t)nfr + 1);
+    long bad = 0;
+    const double *X = pos.data, *Q = ori.data, *V = vel.data, *A = ang.data, *P = pt.data, *N = ni.data;
+    const int32_t *B = bod.data;
+    const int64_t *O = off.data;
+    for (size_t k = 0; k < (size_t)nfr && pos.n == nfr * nb * 3 && ori.n == nfr * nb * 4; k++) {
+      for (size_t i = 0; i < 3 * nb; i++) bad += X[k * 3 * nb + i] != i + 1e6 * k;
+      for (size_t i = 0; i < 4 * nb; i++) bad += Q[k * 4 * nb + i] != -(i + 1e6 * k);
+      for (size_t i = 0; i < nb && vel.n == pos.n && ang.n == pos.n; i++)
+        for (size_t d = 0; d < 3; d++) {
+          bad += V[k * 3 * nb + 3 * i + d] != 0.5 * (6 * i + d) + 1e6 * k;
+          bad += A[k * 3 * nb + 3 * i + d] != 0.5 * (6 * i + 3 + d) + 1e6 * k;
+        }
+    }
+    for (size_t k = 1; k < (size_t)nfr && pt.n == nc * 3 && bod.n == nc * 2 && ni.n == nc; k++)
+      for (size_t c = 0; c < NCON; c++) {
+        size_t row = (k - 1) * NCON + c;
+        bad += P[3 * row] != c || P[3 * row + 1] != k || P[3 * row + 2] != -(double)c;
+        bad += B[2 * row] != (int32_t)c || B[2 * row + 1] != (int32_t)k;
+        bad += N[row] != c + 1e4 * k;
+      }
+    for (size_t k = 0; k <= (size_t)nfr && off.n == (size_t)nfr + 1; k++) bad += O[k] != (int64_t)(k ? (k - 1) * NCON : 0);
+    CHECK_MSG(bad == 0, "%ld values read back different", bad);
+  } else {
+    CHECK_MSG(0, "cannot read back %s", path);
+  }
+  if (file >= 0) H5Fclose(file);
+  free(pos.data), free(ori.data), free(vel.data), free(ang.data);
+  free(pt.data), free(bod.data), free(ni.data), free(off.data);
+  cd_contactSetFree(&w.contacts);
+  free(scene.body), free(w.x), free(w.q), free(w.v), free(w.R);
+  tmpdir_remove(dir, "split.h5");
+}
+
 typedef struct {
   const char *path;
   H5T_class_t cls;
