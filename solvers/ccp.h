@@ -49,6 +49,9 @@ typedef struct cdCcpParams {
   double cg_factor_flops;  /* primal: Newton steps by preconditioned conjugate gradients instead of a
                               factorization when one would take more flops a contact than this
                               (ccp_primal.c); 0: primal's default bound */
+  int apgd_metric;         /* apgd: 1 in the per-contact diagonal metric from G's diagonal (fewer
+                              iterations; what the ccp backend runs), 0 the Euclidean one (Mazhar et
+                              al.'s method; the NCP's fixed point keeps it: ccp_apgd.c) */
 } cdCcpParams;
 
 /* Nesterov accelerated projected gradient (solvers/ccp_apgd.c). Its work object carries the

@@ -40,6 +40,20 @@ static inline void cd_coneProject(double mu, const double x[3], double y[3]) {
   }
 }
 
+/* y = the projection of x on K_mu in the metric diag(1, s^2, s^2) (s > 0: the tangential
+ * components weigh s^2 times the normal one), the minimiser of (y_N - x_N)^2 + s^2 ||y_T -
+ * x_T||^2 over K_mu; y may alias x. The map (n, t) -> (n, s t) takes K_mu onto K_{s mu} and
+ * this metric onto the Euclidean one, so y = (n', t' / s) with (n', t') = Proj_{K_{s mu}}(x_N,
+ * s x_T): one Euclidean projection (apgd's per-contact metric, ccp_apgd.c). */
+static inline void cd_coneProjectScaled(double mu, double s, const double x[3], double y[3]) {
+  double a[3] = {x[0], s * x[1], s * x[2]};
+  cd_coneProject(s * mu, a, a);
+  double is = 1.0 / s;
+  y[0] = a[0];
+  y[1] = a[1] * is;
+  y[2] = a[2] * is;
+}
+
 /* y = Proj_{K_mu}(z) and its derivative D = dy/dz (3x3, row-major, symmetric positive
  * semidefinite; the generalized Jacobian of the semismooth Newton methods, cone.c), and when
  * root is not NULL its square root (symmetric positive semidefinite, root^2 = D). Returns the

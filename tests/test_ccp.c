@@ -38,7 +38,7 @@ static int secondOrder(int s) { return s >= SOLVER_IPM; }
 
 /* runs one solver on p (lambda in p as the warm start); primal/G hides the velocity-space form */
 static int runSolver(int s, cdContactProblem *p, double tol, int maxit, cdSolveStats *st) {
-  cdCcpParams par = {tol, maxit, 0, 0.0, 0.0};
+  cdCcpParams par = {tol, maxit, 0, 0.0, 0.0, 1}; /* apgd as the backend runs it */
   if (s == SOLVER_APGD) return cd_ccpApgdSolve(p, &par, NULL, st);
   if (s == SOLVER_PGS) return cd_ccpPgsSolve(p, &par, st);
   if (s == SOLVER_PRIMAL) return cd_ccpPrimalSolve(p, &par, NULL, st);
@@ -476,6 +476,44 @@ CD_TEST(ccpImpulsesSolveTheVelocitySpacePrimal) {
   }
   CHECK_MSG(bad == 0, "%d primal optimality violations", bad);
   CHECK_MSG(feasibleProbes > 0, "no feasible probe direction was sampled");
+}
+
+CD_TEST(scaledConeProjectionIsTheProjectionInItsMetric) {
+  /* apgd's per-contact metric (ccp_apgd.c): cd_coneProjectScaled(mu, s, x) must be the
+   * projection y of x on K_mu in the inner product <a, b>_W = a^T W b, W = diag(1, s^2, s^2).
+   * A point y is that projection exactly when (the cone's projection theorem) y ∈ K_mu,
+   * w = W (x - y) lies in the polar cone of K_mu (w_N + mu ||w_T|| <= 0) and y^T w = 0; each
+   * is checked to round-off (1e-12 relative to |x|), on points inside, outside and in the polar
+   * cone, for frictionless, small and large mu and metrics stretched both ways. s = 1 is the
+   * Euclidean projection, bit for bit. */
+  rng r = {2024};
+  const double mus[5] = {0.0, 0.1, 0.5, 1.0, 3.0}, ss[6] = {0.05, 0.5, 1.0, 1.87, 4.0, 20.0};
+  int n = 0;
+  double worst = 0.0;
+  for (int q = 0; q < 5; q++)
+    for (int e = 0; e < 6; e++)
+      for (int k = 0; k < 200; k++) {
+        double mu = mus[q], s = ss[e], sc = pow(10.0, 3.0 * rnd(&r)), x[3], y[3];
+        for (int c = 0; c < 3; c++) x[c] = sc * rnd(&r);
+        if (k % 4 == 0) x[0] = -fabs(x[0]); /* more points in and near the polar cone */
+        cd_coneProjectScaled(mu, s, x, y);
+        double xn = sqrt(x[0] * x[0] + s * s * (x[1] * x[1] + x[2] * x[2])), eps = 1e-12 * xn;
+        double w[3] = {x[0] - y[0], s * s * (x[1] - y[1]), s * s * (x[2] - y[2])};
+        double yt = hypot(y[1], y[2]), wt = hypot(w[1], w[2]);
+        double viol = fmax(fmax(yt - mu * y[0], -y[0]), fmax(w[0] + mu * wt, fabs(y[0] * w[0] + y[1] * w[1] + y[2] * w[2]) / xn));
+        worst = fmax(worst, viol / xn);
+        CHECK_MSG(yt <= mu * y[0] + eps && y[0] >= -eps, "mu %g s %g: y = (%g, %g, %g) outside K", mu, s, y[0], y[1], y[2]);
+        CHECK_MSG(w[0] + mu * wt <= eps, "mu %g s %g: W (x - y) not in the polar cone (%g)", mu, s, w[0] + mu * wt);
+        CHECK_MSG(fabs(y[0] * w[0] + y[1] * w[1] + y[2] * w[2]) <= eps * xn, "mu %g s %g: y^T W (x - y) = %g", mu, s,
+                  y[0] * w[0] + y[1] * w[1] + y[2] * w[2]);
+        if (s == 1.0) {
+          double z[3];
+          cd_coneProject(mu, x, z);
+          CHECK(z[0] == y[0] && z[1] == y[1] && z[2] == y[2]);
+        }
+        n++;
+      }
+  printf("    %d points: worst optimality violation %.1e |x|_W\n", n, worst);
 }
 
 CD_TEST(warmStartReducesIterations) {
