@@ -372,46 +372,65 @@ CD_TEST(recorderReadsBackEveryFrameExactly) {
   tmpdir_remove(dir, "run.h5");
 }
 
+/* n unit spheres at rest in a scene of one material and their world (identity
+ * orientations), and path[512] = a new temporary directory / name, for the tests of
+ * frames larger than a chunk: the directory, or NULL (a failed check) when out of memory.
+ * bigSpheresFree releases the scene and the world. */
+static char *bigSpheres(int n, const char *name, char *path, cdScene *scene, cdMaterial *mat, cdWorld *w) {
+  char *dir = tmpdir_make();
+  CHECK(dir != NULL);
+  if (!dir) return NULL;
+  snprintf(path, 512, "%s/%s", dir, name);
+  memset(scene, 0, sizeof *scene);
+  memset(mat, 0, sizeof *mat);
+  memset(w, 0, sizeof *w);
+  snprintf(scene->model, sizeof scene->model, "ccp");
+  scene->gravity[2] = -9.81;
+  scene->dt = DT;
+  scene->nmaterial = 1;
+  scene->material = mat;
+  scene->nbody = n;
+  scene->body = calloc((size_t)n, sizeof *scene->body);
+  w->nbody = n;
+  w->x = calloc(3 * (size_t)n, sizeof(double)), w->q = calloc(4 * (size_t)n, sizeof(double));
+  w->v = calloc(6 * (size_t)n, sizeof(double)), w->R = calloc(9 * (size_t)n, sizeof(double));
+  cd_contactSetInit(&w->contacts);
+  CHECK(scene->body && w->x && w->q && w->v && w->R);
+  if (!scene->body || !w->x || !w->q || !w->v || !w->R) {
+    free(scene->body), free(w->x), free(w->q), free(w->v), free(w->R);
+    tmpdir_remove(dir, name);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    cdBodyDef *b = &scene->body[i];
+    snprintf(b->name, sizeof b->name, "s%d", i);
+    b->shape = CD_SPHERE;
+    b->radius = 0.01;
+    b->mass = 1.0;
+    b->inertia[0] = b->inertia[1] = b->inertia[2] = 4e-5;
+    w->q[4 * i] = 1.0;
+    w->R[9 * i] = w->R[9 * i + 4] = w->R[9 * i + 8] = 1.0;
+  }
+  return dir;
+}
+
+static void bigSpheresFree(cdScene *scene, cdWorld *w) {
+  cd_contactSetFree(&w->contacts);
+  free(scene->body), free(w->x), free(w->q), free(w->v), free(w->R);
+}
+
 /* Frames larger than a chunk: 45,000 bodies make a row of /trajectory/position larger
  * than a chunk's 1 MiB (the columns are split along the bodies), 3,000 contacts a frame
  * fill several 4096-row chunks, and batches handed over early (cd_recorderFlush) end in
  * the middle of chunks, which the next batch writes again. Every value reads back. */
 CD_TEST(recorderLargeFramesReadBackAcrossChunks) {
   enum { NBIG = 45000, NCON = 3000, NFR = 7 };
-  char *dir = tmpdir_make();
-  CHECK(dir != NULL);
-  if (!dir) return;
   char path[512];
-  snprintf(path, sizeof path, "%s/big.h5", dir);
   cdScene scene;
-  memset(&scene, 0, sizeof scene);
   cdMaterial mat[1];
-  memset(mat, 0, sizeof mat);
-  snprintf(scene.model, sizeof scene.model, "ccp");
-  scene.gravity[2] = -9.81;
-  scene.dt = DT;
-  scene.nmaterial = 1;
-  scene.material = mat;
-  scene.nbody = NBIG;
-  scene.body = calloc(NBIG, sizeof *scene.body);
   cdWorld w;
-  memset(&w, 0, sizeof w);
-  w.nbody = NBIG;
-  w.x = calloc(3 * NBIG, sizeof(double)), w.q = calloc(4 * NBIG, sizeof(double));
-  w.v = calloc(6 * NBIG, sizeof(double)), w.R = calloc(9 * NBIG, sizeof(double));
-  CHECK(scene.body && w.x && w.q && w.v && w.R);
-  if (!scene.body || !w.x || !w.q || !w.v || !w.R) return;
-  for (int i = 0; i < NBIG; i++) {
-    cdBodyDef *b = &scene.body[i];
-    snprintf(b->name, sizeof b->name, "s%d", i);
-    b->shape = CD_SPHERE;
-    b->radius = 0.01;
-    b->mass = 1.0;
-    b->inertia[0] = b->inertia[1] = b->inertia[2] = 4e-5;
-    w.q[4 * i] = 1.0;
-    w.R[9 * i] = w.R[9 * i + 4] = w.R[9 * i + 8] = 1.0;
-  }
-  cd_contactSetInit(&w.contacts);
+  char *dir = bigSpheres(NBIG, "big.h5", path, &scene, mat, &w);
+  if (!dir) return;
   char err[512];
   cdRecorder *r = cd_recorderOpen(path, &scene, &run_info, err, sizeof err);
   CHECK_MSG(r != NULL, "%s", err);
@@ -464,8 +483,7 @@ CD_TEST(recorderLargeFramesReadBackAcrossChunks) {
   }
   if (file >= 0) H5Fclose(file);
   free(pos.data), free(vel.data), free(pt.data), free(bod.data), free(ni.data);
-  cd_contactSetFree(&w.contacts);
-  free(scene.body), free(w.x), free(w.q), free(w.v), free(w.R);
+  bigSpheresFree(&scene, &w);
   tmpdir_remove(dir, "big.h5");
 }
 
@@ -479,38 +497,12 @@ CD_TEST(recorderLargeFramesReadBackAcrossChunks) {
  * itself (cd_recorderChunksHelped), at most 12 times: it never having helped fails. */
 CD_TEST(recorderChunksSharedWithTheMainThreadReadBackInPlace) {
   enum { NBIG = 20000, NCON = 3000, MAXFR = 37 };
-  char *dir = tmpdir_make();
-  CHECK(dir != NULL);
-  if (!dir) return;
   char path[512];
-  snprintf(path, sizeof path, "%s/split.h5", dir);
   cdScene scene;
-  memset(&scene, 0, sizeof scene);
   cdMaterial mat[1];
-  memset(mat, 0, sizeof mat);
-  snprintf(scene.model, sizeof scene.model, "ccp");
-  scene.gravity[2] = -9.81;
-  scene.dt = DT;
-  scene.nmaterial = 1;
-  scene.material = mat;
-  scene.nbody = NBIG;
-  scene.body = calloc(NBIG, sizeof *scene.body);
   cdWorld w;
-  memset(&w, 0, sizeof w);
-  w.nbody = NBIG;
-  w.x = calloc(3 * NBIG, sizeof(double)), w.q = calloc(4 * NBIG, sizeof(double));
-  w.v = calloc(6 * NBIG, sizeof(double)), w.R = calloc(9 * NBIG, sizeof(double));
-  CHECK(scene.body && w.x && w.q && w.v && w.R);
-  if (!scene.body || !w.x || !w.q || !w.v || !w.R) return;
-  for (int i = 0; i < NBIG; i++) {
-    cdBodyDef *b = &scene.body[i];
-    snprintf(b->name, sizeof b->name, "s%d", i);
-    b->shape = CD_SPHERE;
-    b->radius = 0.01;
-    b->mass = 1.0;
-    b->inertia[0] = b->inertia[1] = b->inertia[2] = 4e-5;
-  }
-  cd_contactSetInit(&w.contacts);
+  char *dir = bigSpheres(NBIG, "split.h5", path, &scene, mat, &w);
+  if (!dir) return;
   char err[512];
   cdRecorder *r = cd_recorderOpen(path, &scene, &run_info, err, sizeof err);
   CHECK_MSG(r != NULL, "%s", err);
@@ -586,8 +578,7 @@ CD_TEST(recorderChunksSharedWithTheMainThreadReadBackInPlace) {
   if (file >= 0) H5Fclose(file);
   free(pos.data), free(ori.data), free(vel.data), free(ang.data);
   free(pt.data), free(bod.data), free(ni.data), free(off.data);
-  cd_contactSetFree(&w.contacts);
-  free(scene.body), free(w.x), free(w.q), free(w.v), free(w.R);
+  bigSpheresFree(&scene, &w);
   tmpdir_remove(dir, "split.h5");
 }
 
