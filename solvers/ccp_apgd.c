@@ -82,28 +82,15 @@ void cd_ccpApgdWorkFree(cdCcpApgdWork *w) {
   cd_free(w);
 }
 
-/* y = G x. When G is symmetric by construction (a simulation step's G = J M^-1 J^T, whose
- * build writes each block (i, j >= i) and its transpose: sym 1) by columns, y = sum_j G_:j x_j
- * with G_:j read as row j transposed, over the contacts j whose x_j is not zero only: at
- * apgd's iterates the contacts that separate (40% of a sphere pile's listed contacts) carry
- * none. Problems read from files are only nearly symmetric: sym 0, by rows. */
+/* y = G x: by columns over the contacts that carry an impulse where G is symmetric by
+ * construction (sym 1: a step's G = J M^-1 J^T; at apgd's iterates the contacts that separate,
+ * 40% of a sphere pile's listed contacts, carry none), by rows for problems read from files,
+ * which are only nearly symmetric (sym 0) */
 static void gMul(const cdBlockMatrix *G, int sym, const double *x, double *y) {
-  if (!sym) {
+  if (sym)
+    cd_blockMatrixMulSymmetric(G, x, y);
+  else
     cd_blockMatrixMul(G, x, y);
-    return;
-  }
-  memset(y, 0, 3 * (size_t)G->nblock * sizeof *y);
-  for (int j = 0; j < G->nblock; j++) {
-    double x0 = x[3 * (size_t)j], x1 = x[3 * (size_t)j + 1], x2 = x[3 * (size_t)j + 2];
-    if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
-    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
-      const double *B = &G->val[9 * (size_t)k];
-      double *yi = &y[3 * (size_t)G->col[k]];
-      yi[0] += B[0] * x0 + B[3] * x1 + B[6] * x2;
-      yi[1] += B[1] * x0 + B[4] * x1 + B[7] * x2;
-      yi[2] += B[2] * x0 + B[5] * x1 + B[8] * x2;
-    }
-  }
 }
 
 /* the largest eigenvalue of P^-1 G (P: pn, pt a contact), estimated from below by a few power iterations from a fixed

@@ -52,6 +52,10 @@ int cd_blockMatrixReserve(cdBlockMatrix *m, int nblock, int nnzb);
 void cd_blockMatrixFree(cdBlockMatrix *m);
 /* y = G x (x, y: 3 nblock); y must not alias x */
 void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y);
+/* y = m x for a symmetric m (each block (i, j) the transpose of block (j, i), as a step's
+ * G = J M^-1 J^T is built), by columns: column j read as row j transposed, skipped where x_j
+ * is zero (the contacts without an impulse; apgd, ccp_apgd.c) */
+void cd_blockMatrixMulSymmetric(const cdBlockMatrix *m, const double *x, double *y);
 
 /* the column index of a block matrix, for the Gauss-Seidel sweeps that move one block of x
  * at a time: block column i holds the stored blocks (row[q], i) at blk[q], q in

@@ -72,6 +72,21 @@ void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y) {
   }
 }
 
+void cd_blockMatrixMulSymmetric(const cdBlockMatrix *m, const double *x, double *y) {
+  memset(y, 0, 3 * (size_t)m->nblock * sizeof *y);
+  for (int j = 0; j < m->nblock; j++) {
+    double x0 = x[3 * (size_t)j], x1 = x[3 * (size_t)j + 1], x2 = x[3 * (size_t)j + 2];
+    if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
+    for (int k = m->rowptr[j]; k < m->rowptr[j + 1]; k++) {
+      const double *B = &m->val[9 * (size_t)k]; /* block (j, col): its transpose is block (col, j) */
+      double *yi = &y[3 * (size_t)m->col[k]];
+      yi[0] += B[0] * x0 + B[3] * x1 + B[6] * x2;
+      yi[1] += B[1] * x0 + B[4] * x1 + B[7] * x2;
+      yi[2] += B[2] * x0 + B[5] * x1 + B[8] * x2;
+    }
+  }
+}
+
 int cd_blockColumnsMake(const cdBlockMatrix *m, cdBlockColumns *c) {
   int nb = m->nblock, nnzb = m->nnzb;
   c->ptr = cd_calloc((size_t)nb + 1, sizeof(int));
