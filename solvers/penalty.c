@@ -396,7 +396,8 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
     cd_penaltyNormalForce(m, c->gap, e->vn, e->slip, c->fresh, c->state, &f);
     e->touching = f.touching;
     if (!f.touching) continue;
-    double wn = 0, wt = 0;
+    double wn = 0, wt = 0, t1[3], t2[3];
+    int framed = 0; /* t1, t2 made (below) */
     for (int s = 0; s < 2; s++) {
       int b = c->body[s];
       const double *r = e->r[s];
@@ -411,9 +412,10 @@ static int penaltyForces(void *state, const cdScene *scene, cdWorld *world, cdCo
         continue;
       }
       /* the largest eigenvalue in the tangent plane does not depend on its basis: the
-       * contact's frame (kept by the cache only at the end of the step) from the normal */
-      double t1[3], t2[3];
-      cd_tangentFrame(c->normal, t1, t2);
+       * contact's frame (kept by the cache only at the end of the step) from the normal, made
+       * once for the contact's two bodies */
+      if (!framed) cd_tangentFrame(c->normal, t1, t2);
+      framed = 1;
       wn += p->ntouch[b] * inverseMassAt(world, b, p->invmass[b], r, c->normal);
       wt += p->ntouch[b] * tangentInverseMass(world, b, p->invmass[b], r, t1, t2);
     }
