@@ -24,6 +24,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "vec3.h"
 
 static int growInt(int **a, int *cap, int n) {
   if (n <= *cap && *a) return 0;
@@ -210,19 +211,7 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
 /* the world inertia of each body: the inverse of the symmetric 3x3 Iinv */
 static void massBlocks(cdCcpHessian *h, const cdContactProblem *p) {
   for (int k = 0; k < p->nbody; k++) {
-    const double *a = &p->Iinv[9 * (size_t)k];
-    double *I = &h->Ib[9 * (size_t)k];
-    double c00 = a[4] * a[8] - a[5] * a[7], c01 = a[5] * a[6] - a[3] * a[8], c02 = a[3] * a[7] - a[4] * a[6];
-    double det = a[0] * c00 + a[1] * c01 + a[2] * c02, id = 1.0 / det;
-    I[0] = c00 * id;
-    I[1] = (a[2] * a[7] - a[1] * a[8]) * id;
-    I[2] = (a[1] * a[5] - a[2] * a[4]) * id;
-    I[3] = c01 * id;
-    I[4] = (a[0] * a[8] - a[2] * a[6]) * id;
-    I[5] = (a[2] * a[3] - a[0] * a[5]) * id;
-    I[6] = c02 * id;
-    I[7] = (a[1] * a[6] - a[0] * a[7]) * id;
-    I[8] = (a[0] * a[4] - a[1] * a[3]) * id;
+    cd_m3inverse(&h->Ib[9 * (size_t)k], &p->Iinv[9 * (size_t)k]);
     h->Mb[k] = 1.0 / p->minv[k];
   }
 }

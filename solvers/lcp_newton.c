@@ -97,6 +97,7 @@
 #include "ccp_hessian.h"
 #include "lcp.h"
 #include "linalg.h"
+#include "vec3.h"
 
 /* the regularisation of K (dimensionless: K's normal diagonal is 1). A solve moves the
  * impulses along a direction of K's eigenvalue sigma by r / (sigma + REG) for a residual r
@@ -478,15 +479,6 @@ static int keyCompare(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-/* the inverse of a symmetric positive definite 3x3 (row-major) */
-static void inverse3(const double *A, double *X) {
-  X[0] = A[4] * A[8] - A[5] * A[7], X[1] = A[2] * A[7] - A[1] * A[8], X[2] = A[1] * A[5] - A[2] * A[4];
-  X[3] = A[5] * A[6] - A[3] * A[8], X[4] = A[0] * A[8] - A[2] * A[6], X[5] = A[2] * A[3] - A[0] * A[5];
-  X[6] = A[3] * A[7] - A[4] * A[6], X[7] = A[1] * A[6] - A[0] * A[7], X[8] = A[0] * A[4] - A[1] * A[3];
-  double det = A[0] * X[0] + A[1] * X[3] + A[2] * X[6];
-  for (int e = 0; e < 9; e++) X[e] /= det;
-}
-
 /* where entry (6 r, 6 c) of H sits in Kx (block (r, c) of the pattern); entry (6 r + a, 6 c + e)
  * is a + e *stride further */
 static size_t bodyBlock(const cdLcpNewton *s, int r, int c, size_t *stride) {
@@ -570,7 +562,7 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
   /* REG M: REG m on the linear dofs, REG I_world (the inverse of Iinv) on the angular ones */
   for (int b = 0; b < nb; b++) {
     double I[9];
-    inverse3(&p->Iinv[9 * (size_t)b], I);
+    cd_m3inverse(I, &p->Iinv[9 * (size_t)b]);
     size_t st, at = bodyBlock(s, b, b, &st);
     for (int a = 0; a < 3; a++) {
       s->Kx[at + (size_t)a + st * (size_t)a] += REG / p->minv[b];

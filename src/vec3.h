@@ -57,6 +57,21 @@ static inline double cd_v3normalize(double a[3]) {
   return n;
 }
 
+/* X = A^-1 (3x3, row-major) by cofactors; A must be invertible (a body's inverse inertia) */
+static inline void cd_m3inverse(double X[9], const double A[9]) {
+  double c00 = A[4] * A[8] - A[5] * A[7], c01 = A[5] * A[6] - A[3] * A[8], c02 = A[3] * A[7] - A[4] * A[6];
+  double id = 1.0 / (A[0] * c00 + A[1] * c01 + A[2] * c02);
+  X[0] = c00 * id;
+  X[1] = (A[2] * A[7] - A[1] * A[8]) * id;
+  X[2] = (A[1] * A[5] - A[2] * A[4]) * id;
+  X[3] = c01 * id;
+  X[4] = (A[0] * A[8] - A[2] * A[6]) * id;
+  X[5] = (A[2] * A[3] - A[0] * A[5]) * id;
+  X[6] = c02 * id;
+  X[7] = (A[1] * A[6] - A[0] * A[7]) * id;
+  X[8] = (A[0] * A[4] - A[1] * A[3]) * id;
+}
+
 /* r = A a; r must not alias a */
 static inline void cd_m3mulv(double r[3], const double A[9], const double a[3]) {
   r[0] = A[0] * a[0] + A[1] * a[1] + A[2] * a[2];
