@@ -54,7 +54,7 @@ size_t cd_bgsBlockWorkSize(int m);
  * to the block's part of cd_lcpResidual (impulses and the bound row times wi = 1 / meff_i,
  * m/s) <= 1e-10 max(vref, ||q||_inf), q = (c_n, D^T c_T) and vref the problem's velocity scale
  * (cd_contactProblemVelocityScale): the same answer in any unit of mass.
- * z (m + 2): in, the current value (its sliding direction is tried first); out, the
+ * z (m + 2): in, the current value (its active set is tried first); out, the
  * solution. work: cd_bgsBlockWorkSize(m) bytes, aligned for double; no allocation.
  * Returns a CD_BGS_BLOCK_ code. */
 int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double wi, double vref,

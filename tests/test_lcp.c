@@ -1085,6 +1085,34 @@ CD_TEST(lcpSubspaceStepOnTheSolutionsActiveSetLandsOnTheSolution) {
 
 /* ---- the closed-form block solve ---- */
 
+/* W = J M^-1 J^T (3x3 row-major) of one contact on a random body: random mass, inverse
+ * inertia and lever arm (positive definite) */
+static void randomContactBlock(double *W) {
+  double Mi[6][6] = {{0}}, J[3][6], B[9], r[3];
+  double mass = rndIn(0.5, 2.0);
+  for (int a = 0; a < 3; a++) Mi[a][a] = 1.0 / mass;
+  for (int a = 0; a < 9; a++) B[a] = rndIn(-1, 1);
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      double s = a == b ? 0.1 : 0.0;
+      for (int q = 0; q < 3; q++) s += B[3 * a + q] * B[3 * b + q];
+      Mi[3 + a][3 + b] = s;
+    }
+  for (int a = 0; a < 3; a++) r[a] = rndIn(-0.3, 0.3);
+  for (int row = 0; row < 3; row++) {
+    double d[3] = {row == 0, row == 1, row == 2};
+    for (int q = 0; q < 3; q++) J[row][q] = d[q];
+    cross(r, d, &J[row][3]);
+  }
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      double s = 0.0;
+      for (int x = 0; x < 6; x++)
+        for (int y = 0; y < 6; y++) s += J[a][x] * Mi[x][y] * J[b][y];
+      W[3 * a + b] = s;
+    }
+}
+
 CD_TEST(lcpBgsBlockSolveMatchesLemkeOnRandomContactBlocks) {
   /* 6000 blocks W = J M^-1 J^T of one contact on a random body (random mass, inverse
    * inertia and lever arm), mu in [0, 1.2] (every 7th frictionless), random c (every 11th
@@ -1101,29 +1129,8 @@ CD_TEST(lcpBgsBlockSolveMatchesLemkeOnRandomContactBlocks) {
     CHECK(bw && lw);
     if (!bw || !lw) return;
     for (int t = 0; t < 3000; t++) {
-      double Mi[6][6] = {{0}}, J[3][6], W[9], B[9], r[3];
-      double mass = rndIn(0.5, 2.0);
-      for (int a = 0; a < 3; a++) Mi[a][a] = 1.0 / mass;
-      for (int a = 0; a < 9; a++) B[a] = rndIn(-1, 1);
-      for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) {
-          double s = a == b ? 0.1 : 0.0;
-          for (int q = 0; q < 3; q++) s += B[3 * a + q] * B[3 * b + q];
-          Mi[3 + a][3 + b] = s;
-        }
-      for (int a = 0; a < 3; a++) r[a] = rndIn(-0.3, 0.3);
-      for (int row = 0; row < 3; row++) {
-        double d[3] = {row == 0, row == 1, row == 2};
-        for (int q = 0; q < 3; q++) J[row][q] = d[q];
-        cross(r, d, &J[row][3]);
-      }
-      for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) {
-          double s = 0.0;
-          for (int x = 0; x < 6; x++)
-            for (int y = 0; y < 6; y++) s += J[a][x] * Mi[x][y] * J[b][y];
-          W[3 * a + b] = s;
-        }
+      double W[9];
+      randomContactBlock(W);
       double mu = t % 7 == 0 ? 0.0 : rndIn(0.05, 1.2), c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
       if (t % 11 == 0) c[1] = c[2] = 0.0;
       double z[10] = {0}, zl[10], A[100] = {0}, q[10];
@@ -1157,6 +1164,48 @@ CD_TEST(lcpBgsBlockSolveMatchesLemkeOnRandomContactBlocks) {
   printf("    %d of %d blocks by a closed form\n", direct, total);
   /* the closed forms cover the generic block: Lemke is the exception */
   CHECK(direct >= total - total / 100);
+}
+
+CD_TEST(lcpBgsBlockSolveAnswerDoesNotDependOnTheStart) {
+  /* cd_bgsBlockSolve tries the active set its start z shows first (sticking, sliding at a
+   * vertex or along an edge, separated): 3000 random blocks (as above, m = 4 and 8), each
+   * solved from zero, from its own answer and from a sticking, a vertex and an edge start
+   * in random directions; every start must give the answer from zero (unique: W is positive
+   * definite) to the block tolerance */
+  g_rng = 91;
+  for (int m = 4; m <= 8; m += 4) {
+    int k = m + 2;
+    double D[16];
+    cd_lcpDirections(m, D);
+    void *bw = cd_malloc(cd_bgsBlockWorkSize(m));
+    CHECK(bw != NULL);
+    if (!bw) return;
+    for (int t = 0; t < 1500; t++) {
+      double W[9];
+      randomContactBlock(W);
+      double mu = t % 7 == 0 ? 0.0 : rndIn(0.05, 1.2), c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
+      double z0[10] = {0};
+      CHECK(cd_bgsBlockSolve(W, mu, m, D, c, 1.0, 1.0, z0, bw) != CD_BGS_BLOCK_FAILED);
+      double l0[3];
+      cd_lcpLambdaFromZ(1, m, D, z0, l0);
+      for (int start = 0; start < 4; start++) {
+        double z[10] = {0};
+        int a = (int)(rndIn(0, m - 1e-9));
+        if (start == 0) memcpy(z, z0, (size_t)k * sizeof *z);
+        if (start >= 1) z[0] = rndIn(0.1, 1.0);                     /* pressing */
+        if (start == 1) z[1 + a] = rndIn(0.0, 0.5) * mu * z[0];   /* sticking: beta = 0 */
+        if (start == 2) z[1 + a] = mu * z[0], z[m + 1] = 0.3;     /* at vertex a */
+        if (start == 3) z[1 + a] = z[1 + (a + 1) % m] = 0.5 * mu * z[0], z[m + 1] = 0.3; /* edge */
+        int st = cd_bgsBlockSolve(W, mu, m, D, c, 1.0, 1.0, z, bw);
+        double l1[3], dl = 0.0;
+        cd_lcpLambdaFromZ(1, m, D, z, l1);
+        for (int e = 0; e < 3; e++) dl = fmax(dl, fabs(l1[e] - l0[e]));
+        CHECK_MSG(st != CD_BGS_BLOCK_FAILED && dl <= 1e-9 * fmax(1.0, fabs(l0[0])),
+                  "m %d block %d start %d: status %d, impulses differ by %.3g", m, t, start, st, dl);
+      }
+    }
+    cd_free(bw);
+  }
 }
 
 CD_TEST(lcpBgsBlockSolveSolvesASingularBlock) {
