@@ -650,13 +650,19 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   if (rc == 0) {
     /* bgs starts from the active-set method's best iterate where that is well below the
      * warm start (NEWTON_START_SHARE), else from the warm start */
-    int from_newton = 0;
+    int from_newton = 0, warm_met = 0;
     if (s->newton_res < INFINITY) {
       stats->products++;
-      from_newton = s->newton_res < NEWTON_START_SHARE * cd_lcpResidual(p, m, s->D, zw, s->work);
+      double warm_res = cd_lcpResidual(p, m, s->D, zw, s->work);
+      from_newton = s->newton_res < NEWTON_START_SHARE * warm_res;
+      /* the warm start meets the tolerance already and the method, tried from it, did not
+       * take it further: the warm start is the answer (bgs would stop at once and try the
+       * method from it again, the same 4 or 5 active sets: on the 55-cube pyramid, S4 10,
+       * 74 of 461 factorizations in 200 steps, the answers bit for bit the same) */
+      warm_met = warm_res <= (s->tol > 0 ? s->tol : 1e-8);
     }
     if (!from_newton) memcpy(z, zw, n * sizeof *z);
-    if ((rc = bgsStep(s, p, contacts, z, newton, stats))) return rc;
+    if (!warm_met && (rc = bgsStep(s, p, contacts, z, newton, stats))) return rc;
   }
   stats->residual = cd_lcpResidual(p, m, s->D, z, s->work);
 
