@@ -29,12 +29,13 @@
  * products (refinement) go through G: K x = S C G B S x, one block product.
  * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
  * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
- * pyramid) the same (K + REG I)^-1 is applied through the bodies by the Woodbury identity,
- * factoring H = REG M + J^T B S^2 C J (6 unknowns a body, a 6x6 block per pair of bodies an
- * active contact joins) with KLU instead of K: taken where H has BODY_RATIO times fewer
- * entries than K (the pyramid: 330 unknowns and 8,460 entries against ~1,100 and ~77,000;
- * an LU of 15,000 entries, ~0.3 ms). Everything else (modes, refinement on K, the kept
- * factorization) is the same; see bodyForm below.
+ * pyramid) a regularised inverse (K + eps I)^-1 is applied through the bodies by the
+ * Woodbury identity, factoring H = eps M + J^T B S^2 C J (6 unknowns a body, a 6x6 block per
+ * pair of bodies an active contact joins) with KLU instead of K: taken where H has BODY_RATIO
+ * times fewer entries than K (the pyramid: 330 unknowns and 8,460 entries against ~1,100 and
+ * ~77,000; an LU of 15,000 entries, ~0.3 ms), with eps = REG_BODY (REG after a stall, below).
+ * Everything else (modes, refinement on K, the kept factorization) is the same; see bodyForm
+ * below.
  * Factorizations kept. The symbolic analysis is kept while the pattern holds (the same
  * unknowns a contact and the same block pattern of G), and with it the last numeric
  * factorization, of an earlier K: refinement on the current K starts with that one and goes
@@ -107,6 +108,16 @@
  * their own size) move by at most r / REG, and are left where they do not matter at the
  * tolerance */
 #define REG 1e-6
+/* the body form's regularisation while its refinement converges (bodyReg): on the 55-cube
+ * pyramid, whose warm starts meet the tolerance on most steps and are refined from mode
+ * residuals of 1e-11 .. 1e-9 m/s, near-null directions of nearly redundant contacts moved by
+ * r / REG (1e-5 .. 1e-3 m/s) put friction impulses outside their polygons, and the modes
+ * searched for the next active set failed on half the steps; at REG_BODY they move 300 times
+ * less (S4 10, 200 steps: 387 -> 156 factorizations, 511 -> 299 iterations, at most 5 active
+ * sets a step against 45). Directions softer than REG_BODY / 10 are refined too slowly (K of
+ * the 20-cube stack, S3 20, factored at 3e-4 stalled on every step; its body form did not),
+ * so a body-form solve that stalls is factored again at REG, and REG is kept from there on */
+#define REG_BODY 3e-4
 /* refinement solves at most per active set; they stop once the mode equations hold to
  * REFINE_SHARE of the tolerance (relative to ||g||_inf), or when a solve no longer takes a
  * tenth off their residual */
@@ -169,6 +180,8 @@ struct cdLcpNewton {
   int *key_rowptr, *key_col;
   int *key_cbody;          /* (2 key_nc) the contacts' bodies (the body form's pattern) */
   int numeric; /* 1: L or knum holds a factorization of some K of this pattern */
+  double breg;  /* the body form's regularisation: REG_BODY, REG after a stall (REG_BODY) */
+  double freg;  /* the regularisation of the factorization held (K + freg I) */
   int refactored; /* 1: knum was refactored with an earlier H's pivot order (factor) */
   /* per contact (ccap) */
   int ccap;
@@ -231,6 +244,7 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   klu_defaults(&s->kc);
   s->pat_sym = -1;
   s->key_nc = -1;
+  s->breg = REG_BODY;
   return s;
 }
 
@@ -449,14 +463,15 @@ static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x,
 
 /* The body form. With U = S C J M^-1 and V = J^T B S, K = U V (J: the contacts' Jacobian,
  * M the bodies' mass matrix, problem.h), and the Woodbury identity gives
- *     (K + REG I)^-1 = (I - S C J H^-1 J^T B S) / REG,   H = REG M + J^T B S^2 C J,
+ *     (K + eps I)^-1 = (I - S C J H^-1 J^T B S) / eps,   H = eps M + J^T B S^2 C J,
  * H of body size (6 nbody, a 6x6 block per pair of bodies an active contact joins; symmetric
  * when every active contact sticks). Where many contacts share bodies (four corners a face, a
  * cube on four others) K's rows couple every contact of both bodies (~70 entries a row on the
  * 55-cube pyramid) and H is several times smaller: a factorization of H replaces K's. The
- * same (K + REG I)^-1 up to roundoff: the answer, the refinement and the kept factorization
- * are those of K's form. Its solve's roundoff is REG^-1 times larger (the difference of two
- * near-equal terms); the refinement on K takes it off. */
+ * same (K + eps I)^-1 up to roundoff: the refinement and the kept factorization are those of
+ * K's form, and the answer, refined on K, is K's up to the near-null directions that eps
+ * leaves (eps = breg: REG_BODY, above). Its solve's roundoff is eps^-1 times larger (the
+ * difference of two near-equal terms); the refinement on K takes it off. */
 
 /* 1 when the active set is solved in the body form (form: cdLcpNewtonOptions'; by default
  * where H has fewer entries than K by BODY_RATIO) */
@@ -559,14 +574,14 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
   if (!bodyPatternHeld(s, p) && bodyPattern(s, p)) return -1;
   size_t nnz = (size_t)s->Kp[n6];
   memset(s->Kx, 0, nnz * sizeof *s->Kx);
-  /* REG M: REG m on the linear dofs, REG I_world (the inverse of Iinv) on the angular ones */
+  /* breg M: breg m on the linear dofs, breg I_world (the inverse of Iinv) on the angular ones */
   for (int b = 0; b < nb; b++) {
     double I[9];
     cd_m3inverse(I, &p->Iinv[9 * (size_t)b]);
     size_t st, at = bodyBlock(s, b, b, &st);
     for (int a = 0; a < 3; a++) {
-      s->Kx[at + (size_t)a + st * (size_t)a] += REG / p->minv[b];
-      for (int e = 0; e < 3; e++) s->Kx[at + (size_t)(3 + a) + st * (size_t)(3 + e)] += REG * I[3 * a + e];
+      s->Kx[at + (size_t)a + st * (size_t)a] += s->breg / p->minv[b];
+      for (int e = 0; e < 3; e++) s->Kx[at + (size_t)(3 + a) + st * (size_t)(3 + e)] += s->breg * I[3 * a + e];
     }
   }
   /* J_i^T P J_i, P = meff_i B_i C_i, into the blocks of contact i's bodies */
@@ -602,7 +617,7 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
   return 0;
 }
 
-/* x = (K + REG I)^-1 b through the bodies with H's factorization held (body form, above) */
+/* x = (K + freg I)^-1 b through the bodies with H's factorization held (body form, above) */
 static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b, double *x) {
   int nc = p->ncon, n6 = 6 * p->nbody;
   double *y = s->hy;
@@ -619,14 +634,14 @@ static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b,
     cd_contactProblemRowsTMulAdd(p, i, l, y);
   }
   if (!klu_solve(s->ksym, s->knum, n6, 1, y, &s->kc)) return 1;
-  for (int i = 0; i < nc; i++) { /* x = (b - S C J y) / REG */
+  for (int i = 0; i < nc; i++) { /* x = (b - S C J y) / freg */
     int r = modeRows[s->mode[i]];
     if (!r) continue;
     const double *C = &s->C[9 * i], *bi = &b[s->off[i]];
     double u[3];
     cd_contactProblemRowsMul(p, p->J, i, y, u);
     for (int a = 0; a < r; a++)
-      x[s->off[i] + a] = (bi[a] - s->sq[i] * (C[3 * a] * u[0] + C[3 * a + 1] * u[1] + C[3 * a + 2] * u[2])) / REG;
+      x[s->off[i] + a] = (bi[a] - s->sq[i] * (C[3 * a] * u[0] + C[3 * a + 1] * u[1] + C[3 * a + 2] * u[2])) / s->freg;
   }
   return 0;
 }
@@ -739,10 +754,12 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   return keepKey(s, p);
 }
 
-/* the numeric factorization of K + REG I (of H in the body form: n its size); 0 ok, 1 failed */
+/* the numeric factorization of K + REG I (of H in the body form, with breg: n its size); 0
+ * ok, 1 failed */
 static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
   s->numeric = 0;
   s->refactored = 0;
+  s->freg = kind == SYS_BODY ? s->breg : REG;
   if (kind == SYS_CHOL) {
     double *x = s->Ap->x;
     for (int k = 0, nnz = s->Kp[n]; k < nnz; k++) x[s->pos[k]] = s->Kx[k];
@@ -1063,6 +1080,20 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   if (rc == CD_ERR_NOMEM) return rc;
   if (s->refactored && (rc || rn > ctol)) {
     /* the earlier pivot order did not hold: factored afresh, with KLU's pivot search */
+    if (factor(s, nf, kind, 1)) {
+      dropAnalysis(s);
+      return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
+    }
+    st->factorizations++;
+    st->body++;
+    rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+    if (rc == CD_ERR_NOMEM) return rc;
+  }
+  if (kind == SYS_BODY && s->freg > REG && (rc || rn > ctol)) {
+    /* the refinement stalled at REG_BODY (or these modes admit no solution): factored again
+     * at REG, kept from here on */
+    s->breg = REG;
+    if (assembleBody(s, p, &nf)) return CD_ERR_NOMEM;
     if (factor(s, nf, kind, 1)) {
       dropAnalysis(s);
       return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
