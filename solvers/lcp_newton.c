@@ -155,6 +155,11 @@ enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
  * (S2 10) below 1 */
 #define BODY_RATIO 2.0
 
+typedef struct cdPairKey {
+  long long key; /* the two moving bodies of a contact, a nbody + b with a < b */
+  int i;         /* the contact */
+} cdPairKey;
+
 typedef struct cdViolator {
   double v; /* a contact's residual, m/s */
   int i;    /* the contact */
@@ -178,7 +183,8 @@ struct cdLcpNewton {
   int key_nc, key_nnzb;
   unsigned char *key_rows; /* (key_nc) */
   int *key_rowptr, *key_col;
-  int *key_cbody;          /* (2 key_nc) the contacts' bodies (the body form's pattern) */
+  int *key_cbody;          /* (2 key_nc) the contacts' moving bodies, when key_body */
+  int key_body;            /* 1: the key is the bodies (key_cbody), 0: G's block pattern */
   int numeric; /* 1: L or knum holds a factorization of some K of this pattern */
   double breg;  /* the body form's regularisation: REG_BODY, REG after a stall (REG_BODY) */
   double freg;  /* the regularisation of the factorization held (K + freg I) */
@@ -208,6 +214,12 @@ struct cdLcpNewton {
   size_t zcap;
   double *zbest;
   /* per unknown (ncap) */
+  /* K's size from the bodies (bodyForm): per contact (ccap) */
+  int *pgrp;       /* the group of contacts between the same two moving bodies, -1: one moving body */
+  double *gsum;    /* (groups) unknowns of each group's active contacts */
+  cdPairKey *pkey; /* the sort that makes the groups */
+  int bcap;        /* bodies bsum holds */
+  double *bsum;    /* (bcap) unknowns of each body's active contacts */
   int ncap;
   double *rhs, *q, *r, *dq;
   int *Kp;
@@ -274,6 +286,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb);
+  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum);
   cd_free(s);
 }
 
@@ -288,9 +301,14 @@ static int reserveContacts(cdLcpNewton *s, const cdContactProblem *p, int m) {
         cd_grow(&s->viol, n, sizeof(double)) || cd_grow(&s->cand, n, sizeof(int)) || cd_grow(&s->bmode, n, 1) ||
         cd_grow(&s->bkdir, n, sizeof(int)) || cd_grow(&s->blam, 3 * n, sizeof(double)) ||
         cd_grow(&s->bu, 3 * n, sizeof(double)) || cd_grow(&s->bviol, n, sizeof(double)) ||
-        cd_grow(&s->rank, n, sizeof *s->rank))
+        cd_grow(&s->rank, n, sizeof *s->rank) || cd_grow(&s->pgrp, n, sizeof(int)) ||
+        cd_grow(&s->gsum, n, sizeof(double)) || cd_grow(&s->pkey, n, sizeof *s->pkey))
       return -1;
     s->ccap = nc;
+  }
+  if (p->nbody > s->bcap) {
+    if (cd_grow(&s->bsum, (size_t)p->nbody, sizeof(double))) return -1;
+    s->bcap = p->nbody;
   }
   size_t nb = cd_lcpDelassusScratch(p);
   if (nb > s->wbcap) {
@@ -473,18 +491,53 @@ static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x,
  * leaves (eps = breg: REG_BODY, above). Its solve's roundoff is eps^-1 times larger (the
  * difference of two near-equal terms); the refinement on K takes it off. */
 
+static int pairCompare(const void *x, const void *y) {
+  const cdPairKey *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+/* the groups of contacts between the same two moving bodies (s->pgrp), for bodyForm */
+static void pairGroups(cdLcpNewton *s, const cdContactProblem *p) {
+  int nc = p->ncon, nk = 0, ng = 0;
+  for (int i = 0; i < nc; i++) {
+    int a = p->cbody[2 * i], b = p->cbody[2 * i + 1];
+    s->pgrp[i] = -1;
+    if (a < 0 || b < 0 || a == b) continue;
+    s->pkey[nk].key = (long long)(a < b ? a : b) * p->nbody + (a < b ? b : a);
+    s->pkey[nk++].i = i;
+  }
+  qsort(s->pkey, (size_t)nk, sizeof *s->pkey, pairCompare);
+  for (int k = 0; k < nk; k++) {
+    if (k > 0 && s->pkey[k].key != s->pkey[k - 1].key) ng++;
+    s->pgrp[s->pkey[k].i] = ng;
+  }
+}
+
 /* 1 when the active set is solved in the body form (form: cdLcpNewtonOptions'; by default
- * where H has fewer entries than K by BODY_RATIO) */
-static int bodyForm(const cdLcpNewton *s, const cdContactProblem *p, int form) {
+ * where H has fewer entries than K by BODY_RATIO). K's entries are counted from the bodies,
+ * without G: block row j of G holds every contact that shares a moving body with contact j,
+ * so row j of K has r_j (R_a + R_b - R_ab) entries, R_k the unknowns of the active contacts
+ * on body k and R_ab those of the contacts between j's bodies a and b (j among them) */
+static int bodyForm(cdLcpNewton *s, const cdContactProblem *p, int form) {
   if (p->nbody <= 0 || !p->J || !p->cbody || !p->minv || !p->Iinv || form == CD_LCP_NEWTON_FORM_CONTACT) return 0;
   if (form == CD_LCP_NEWTON_FORM_BODY) return 1;
-  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon;
+  memset(s->bsum, 0, (size_t)p->nbody * sizeof *s->bsum);
+  memset(s->gsum, 0, (size_t)nc * sizeof *s->gsum);
+  for (int i = 0; i < nc; i++) {
+    double r = modeRows[s->mode[i]];
+    for (int e = 0; e < 2; e++)
+      if (p->cbody[2 * i + e] >= 0) s->bsum[p->cbody[2 * i + e]] += r;
+    if (s->pgrp[i] >= 0) s->gsum[s->pgrp[i]] += r;
+  }
   double nnzK = 0.0, blocks = p->nbody;
-  for (int j = 0; j < p->ncon; j++) {
-    int rj = modeRows[s->mode[j]];
+  for (int j = 0; j < nc; j++) {
+    int rj = modeRows[s->mode[j]], a = p->cbody[2 * j], b = p->cbody[2 * j + 1];
     if (!rj) continue;
-    if (p->cbody[2 * j] >= 0 && p->cbody[2 * j + 1] >= 0) blocks += 2.0;
-    for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) nnzK += rj * modeRows[s->mode[G->col[t]]];
+    if (a >= 0 && b >= 0) blocks += 2.0;
+    double row = (a >= 0 ? s->bsum[a] : 0.0) + (b >= 0 && b != a ? s->bsum[b] : 0.0);
+    nnzK += rj * (row - (s->pgrp[j] >= 0 ? s->gsum[s->pgrp[j]] : 0.0));
   }
   return 36.0 * blocks * BODY_RATIO < nnzK;
 }
@@ -683,32 +736,39 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
 }
 
 /* 1 when the system's pattern is the analysed one without assembling it: the same kind, the
- * same unknowns a contact, the same block pattern of G and (the body form's) the same bodies */
+ * same unknowns a contact and the same block pattern of G, which the contacts' moving bodies
+ * make where the problem has them (no G needed: the body form, or G not yet built) */
 static int patternHeld(const cdLcpNewton *s, const cdContactProblem *p, int kind) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon;
-  if (s->pat_sym != kind || s->key_nc != nc || s->key_nnzb != G->rowptr[nc]) return 0;
+  if (s->pat_sym != kind || s->key_nc != nc || s->key_body != (p->cbody != NULL)) return 0;
   for (int i = 0; i < nc; i++)
     if (s->key_rows[i] != modeRows[s->mode[i]]) return 0;
-  if (kind == SYS_BODY && memcmp(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int))) return 0;
-  return !memcmp(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int)) &&
+  if (p->cbody) return !memcmp(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+  return s->key_nnzb == G->rowptr[nc] && !memcmp(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int)) &&
          !memcmp(s->key_col, G->col, (size_t)s->key_nnzb * sizeof(int));
 }
 
 /* records what the analysed pattern is of (patternHeld); 0 ok, -1 no memory */
 static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   const cdBlockMatrix *G = &p->G;
-  int nc = p->ncon, nnzb = G->rowptr[nc];
+  int nc = p->ncon;
   s->key_nc = -1;
-  if (cd_grow(&s->key_rows, (size_t)nc, 1) || cd_grow(&s->key_rowptr, (size_t)nc + 1, sizeof(int)) ||
-      cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)) ||
-      (p->cbody && cd_grow(&s->key_cbody, 2 * (size_t)nc, sizeof(int))))
-    return -1;
-  if (p->cbody) memcpy(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+  if (cd_grow(&s->key_rows, (size_t)nc, 1)) return -1;
   for (int i = 0; i < nc; i++) s->key_rows[i] = (unsigned char)modeRows[s->mode[i]];
-  memcpy(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
-  memcpy(s->key_col, G->col, (size_t)nnzb * sizeof(int));
-  s->key_nc = nc, s->key_nnzb = nnzb;
+  s->key_body = p->cbody != NULL;
+  if (p->cbody) {
+    if (cd_grow(&s->key_cbody, 2 * (size_t)nc, sizeof(int))) return -1;
+    memcpy(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+  } else {
+    int nnzb = G->rowptr[nc];
+    if (cd_grow(&s->key_rowptr, (size_t)nc + 1, sizeof(int)) || cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)))
+      return -1;
+    memcpy(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
+    memcpy(s->key_col, G->col, (size_t)nnzb * sizeof(int));
+    s->key_nnzb = nnzb;
+  }
+  s->key_nc = nc;
   return 0;
 }
 
@@ -1005,6 +1065,15 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, do
   return 0;
 }
 
+/* G for a system in K's form (kind), built on demand through lazy (cdLcpNewtonOptions'
+ * delassus); 0 ok, 1 G is not built and cannot be (no lazy: the caller's contract broken),
+ * CD_ERR_NOMEM */
+static int buildDelassus(const cdContactProblem *p, cdContactProblem *lazy, int kind) {
+  if (kind == SYS_BODY || !p->delassus_pending) return 0;
+  if (!lazy) return 1;
+  return cd_contactProblemDelassus(lazy) ? CD_ERR_NOMEM : 0;
+}
+
 /* solves the mode equations for s->q: refinement on K from the start below, with the
  * factorization of an earlier K of the same pattern when one is held (a resting stack's K
  * moves by roundoff from step to step: its solves meet the equations as a new one would),
@@ -1012,8 +1081,8 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, do
  * REUSE_RATE a solve. 0 ok, 1 the factorization failed or the equations are inconsistent
  * (their residual stays above ctol: the modes admit no solution), 2 the LU would cost more
  * than flops_max flops an unknown (not factored), CD_ERR_NOMEM */
-static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double ctol,
-                      double flops_max, int form, cdLcpNewtonStats *st) {
+static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProblem *lazy, int n, int sym,
+                      double rtol, double ctol, double flops_max, int form, cdLcpNewtonStats *st) {
   int nc = p->ncon;
   if (reserveUnknowns(s, n)) return CD_ERR_NOMEM;
   /* rhs = -S C g */
@@ -1056,6 +1125,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   int kind = bodyForm(s, p, form) ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
   int held = patternHeld(s, p, kind), rc = 0;
   if (!held) {
+    if ((rc = buildDelassus(p, lazy, kind))) return rc;
     if (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym)) return CD_ERR_NOMEM;
     rc = analyse(s, p, nf, kind, st);
     if (rc < 0) return CD_ERR_NOMEM;
@@ -1067,6 +1137,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
     if (!rc && rn <= rtol) return 0;
     rc = 0; /* (a failed solve with the old factorization: a new one) */
   }
+  if (!rc && held && (rc = buildDelassus(p, lazy, kind))) return rc;
   if (!rc && held && (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym))) return CD_ERR_NOMEM;
   if (rc || factor(s, nf, kind, 0)) {
     int oom = kind == SYS_CHOL ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
@@ -1119,6 +1190,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     return CD_OK;
   }
   if (reserveContacts(s, p, m)) return CD_ERR_NOMEM;
+  if (p->cbody && p->nbody > 0) pairGroups(s, p);
   double vs = cd_contactProblemVelocityScale(p);
   for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i)), s->turn[i] = stickFrame(p, i);
 
@@ -1140,7 +1212,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   while (st.iterations < maxit) {
     int sym, n = layout(s, p, m, D, &sym), failed = 0;
     if (n > 0) {
-      rc = solveModes(s, p, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
+      rc = solveModes(s, p, opt ? opt->delassus : NULL, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
                       opt ? opt->form : CD_LCP_NEWTON_FORM_AUTO, &st);
       if (rc == CD_ERR_NOMEM) break;
       if (rc == 2) { /* over the caller's bound: it solves the step another way */
