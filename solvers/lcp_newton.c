@@ -216,6 +216,7 @@ struct cdLcpNewton {
   /* per unknown (ncap) */
   /* K's size from the bodies (bodyForm): per contact (ccap) */
   int *pgrp;       /* the group of contacts between the same two moving bodies, -1: one moving body */
+  int pg_valid;    /* 1: pgrp is of this solve's problem (made on the first bodyForm) */
   double *gsum;    /* (groups) unknowns of each group's active contacts */
   cdPairKey *pkey; /* the sort that makes the groups */
   int bcap;        /* bodies bsum holds */
@@ -523,6 +524,7 @@ static int bodyForm(cdLcpNewton *s, const cdContactProblem *p, int form) {
   if (p->nbody <= 0 || !p->J || !p->cbody || !p->minv || !p->Iinv || form == CD_LCP_NEWTON_FORM_CONTACT) return 0;
   if (form == CD_LCP_NEWTON_FORM_BODY) return 1;
   int nc = p->ncon;
+  if (!s->pg_valid) pairGroups(s, p), s->pg_valid = 1;
   memset(s->bsum, 0, (size_t)p->nbody * sizeof *s->bsum);
   memset(s->gsum, 0, (size_t)nc * sizeof *s->gsum);
   for (int i = 0; i < nc; i++) {
@@ -1190,7 +1192,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     return CD_OK;
   }
   if (reserveContacts(s, p, m)) return CD_ERR_NOMEM;
-  if (p->cbody && p->nbody > 0) pairGroups(s, p);
+  s->pg_valid = 0;
   double vs = cd_contactProblemVelocityScale(p);
   for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i)), s->turn[i] = stickFrame(p, i);
 
