@@ -1077,10 +1077,12 @@ static int buildDelassus(const cdContactProblem *p, cdContactProblem *lazy, int 
 }
 
 /* solves the mode equations for s->q: refinement on K from the start below, with the
- * factorization of an earlier K of the same pattern when one is held (a resting stack's K
+ * factorization of an earlier K of the same modes' pattern when one is held (a resting stack's K
  * moves by roundoff from step to step: its solves meet the equations as a new one would),
  * and with a new factorization when that one does not meet them to rtol at the rate
- * REUSE_RATE a solve. 0 ok, 1 the factorization failed or the equations are inconsistent
+ * REUSE_RATE a solve. (The body form's H keeps its pattern when contacts change between
+ * sticking and sliding, and with it the factorization of the earlier modes, which did not
+ * take the residual down once in 106 tries on S4 10: such a factorization is not tried.) 0 ok, 1 the factorization failed or the equations are inconsistent
  * (their residual stays above ctol: the modes admit no solution), 2 the LU would cost more
  * than flops_max flops an unknown (not factored), CD_ERR_NOMEM */
 static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProblem *lazy, int n, int sym,
@@ -1133,8 +1135,10 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
     if (rc < 0) return CD_ERR_NOMEM;
   }
   if (!rc && kind != SYS_CHOL && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
-  if (!rc && s->numeric) {
+  if (getenv("LCPN_DEBUG")) fprintf(stderr, "    solveModes start rn/vs %.3g held %d numeric %d kind %d\n", rn / ctol * 1e-8, held, s->numeric, kind);
+  if (!rc && held && s->numeric) {
     rc = refine(s, p, n, kind, rtol, REUSE_RATE, &rn, st);
+    if (getenv("LCPN_DEBUG")) fprintf(stderr, "    reuse -> rc %d rn/vs %.3g\n", rc, rn / ctol * 1e-8);
     if (rc == CD_ERR_NOMEM) return rc;
     if (!rc && rn <= rtol) return 0;
     rc = 0; /* (a failed solve with the old factorization: a new one) */
@@ -1150,6 +1154,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   st->symmetric += kind == SYS_CHOL;
   st->body += kind == SYS_BODY;
   rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+  if (getenv("LCPN_DEBUG")) fprintf(stderr, "    fresh(refactored %d) -> rc %d rn/vs %.3g solves %d\n", s->refactored, rc, rn / ctol * 1e-8, st->solves);
   if (rc == CD_ERR_NOMEM) return rc;
   if (s->refactored && (rc || rn > ctol)) {
     /* the earlier pivot order did not hold: factored afresh, with KLU's pivot search */
