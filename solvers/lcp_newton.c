@@ -200,6 +200,7 @@ struct cdLcpNewton {
   double *sq;   /* sqrt(meff_i) */
   double *lam;  /* (3 ccap) */
   double *wl, *wu; /* (3 ccap) productK's scratch */
+  int wu_q;        /* 1: wu = G lambda of s->q in the current modes (modeResidual's last product) */
   double *wb;      /* (wbcap) cd_lcpDelassusMul's scratch, NULL when it needs none */
   size_t wbcap;
   double *u;    /* (3 ccap) c = G lambda + g */
@@ -878,8 +879,10 @@ static double slipSpeed(int m, const double *D, const double *u) {
 }
 
 /* unknowns -> lambda, c = G lambda + g, z and every contact's residual (s->viol, m/s); returns
- * the largest over vscale: cd_lcpResidual of z */
-static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z) {
+ * the largest over vscale: cd_lcpResidual of z. The product G lambda is modeResidual's last
+ * when that was of these unknowns (the same lambda, bit for bit), else one more (counted) */
+static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
+                    cdLcpNewtonStats *st) {
   int nc = p->ncon;
   for (int i = 0; i < nc; i++) {
     double *l = &s->lam[3 * i];
@@ -891,7 +894,12 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
       l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
     }
   }
-  cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
+  if (s->wu_q) {
+    memcpy(s->u, s->wu, 3 * (size_t)nc * sizeof *s->u);
+  } else {
+    cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
+    st->products++;
+  }
   for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
   double res = 0.0;
   for (int i = 0; i < nc; i++) {
@@ -1032,6 +1040,7 @@ static int violatorCompare(const void *x, const void *y) {
 /* r = rhs - K q; returns its largest entry in velocity units (each row / sqrt(meff)) */
 static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   productK(s, p, s->q, s->r);
+  s->wu_q = 1; /* (s->wu = G lambda(q): check's product) */
   double rn = 0.0;
   for (int i = 0; i < p->ncon; i++)
     for (int a = s->off[i]; a < s->off[i + 1]; a++) {
@@ -1218,6 +1227,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   while (st.iterations < maxit) {
     int sym, n = layout(s, p, m, D, &sym), failed = 0;
+    s->wu_q = 0;
     if (n > 0) {
       rc = solveModes(s, p, opt ? opt->delassus : NULL, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
                       opt ? opt->form : CD_LCP_NEWTON_FORM_AUTO, &st);
@@ -1233,8 +1243,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     st.iterations++;
     double res = INFINITY;
     if (!failed) {
-      res = check(s, p, m, D, z);
-      st.products++;
+      res = check(s, p, m, D, z, &st);
     }
     if (res < DECREASE * bestres || (res <= tol && res < bestres)) {
       /* a better iterate: kept, and every violator of it changes mode next */
