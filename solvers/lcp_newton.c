@@ -646,6 +646,40 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
     if (!r) continue;
     const double *B = &s->B[9 * i], *C = &s->C[9 * i];
     double P[9], w = s->sq[i] * s->sq[i];
+    if (s->mode[i] == MODE_STICK) {
+      /* P = w I (B is a quarter turn of the frame: B C = B B^T = I), so the blocks are
+       * w J_r^T J_c: each diagonal one symmetric, the (c, r) one the transpose of (r, c) */
+      for (int sr = 0; sr < 2; sr++) {
+        int kr = p->cbody[2 * i + sr];
+        if (kr < 0) continue;
+        const double *Jr = &p->J[36 * (size_t)i + 18 * (size_t)sr];
+        for (int sc = sr; sc < 2; sc++) {
+          int kc = p->cbody[2 * i + sc];
+          if (kc < 0) continue;
+          const double *Jc = &p->J[36 * (size_t)i + 18 * (size_t)sc];
+          double v[36]; /* v[6 e + a]: entry (a, e) of block (kr, kc) */
+          for (int e = 0; e < 6; e++)
+            for (int a = sr == sc ? e : 0; a < 6; a++)
+              v[6 * e + a] = w * (Jr[a] * Jc[e] + Jr[6 + a] * Jc[6 + e] + Jr[12 + a] * Jc[12 + e]);
+          size_t st, at = bodyBlock(s, kr, kc, &st);
+          if (sr == sc) {
+            for (int e = 0; e < 6; e++)
+              for (int a = e; a < 6; a++) {
+                s->Kx[at + (size_t)a + st * (size_t)e] += v[6 * e + a];
+                if (a != e) s->Kx[at + (size_t)e + st * (size_t)a] += v[6 * e + a];
+              }
+          } else {
+            size_t st2, at2 = bodyBlock(s, kc, kr, &st2);
+            for (int e = 0; e < 6; e++)
+              for (int a = 0; a < 6; a++) {
+                s->Kx[at + (size_t)a + st * (size_t)e] += v[6 * e + a];
+                s->Kx[at2 + (size_t)e + st2 * (size_t)a] += v[6 * e + a];
+              }
+          }
+        }
+      }
+      continue;
+    }
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++) {
         double v = 0.0;
