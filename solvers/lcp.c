@@ -32,7 +32,8 @@
  * after it failed, and for BACKOFF_MAX at once when an active set was over AUTO_LU_FLOPS;
  * inside bgs the tries end at the first such active set and the subspace steps of --solver
  * bgs take over for the rest of the step), and
- * when it fails, bgs from the better of the warm start and the method's best iterate (on the
+ * when it fails, the warm start where that meets the tolerance already, else bgs from the
+ * better of the warm start and the method's best iterate (on the
  * 55-cube pyramid the method often stops a few modes short at 1e-7, where the warm start is
  * at 1e-5), with active-set tries from the sweeps' iterates in
  * place of the subspace steps (lcp_bgs.c: the sweeps put nearly every contact in its mode;
@@ -56,8 +57,9 @@
  *   products        products with G or with the active-set matrix outside those counts:
  *                   Newton's checks and refinement products, bgs's residual checks and GMRES
  *                   iterations of its subspace steps;
- *   residual        cd_lcpResidual of the answer (relative); converged: the stopping rule of
- *                   the solver that produced it was met.
+ *   residual        cd_lcpResidual of the answer (relative; the active-set method's answer
+ *                   comes with it, computed through the bodies); converged: the stopping
+ *                   rule of the solver that produced it was met.
  * --max-iterations caps Newton's active sets (each try) and bgs's sweeps (and drops the cold
  * retry).
  */
