@@ -171,7 +171,7 @@ static int ccpAuto(ccpState *st, cdContactProblem *p, const cdCcpParams *par, cd
 static int ccpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   (void)contacts; /* the impulses go back through p->lambda; the core copies them */
   ccpState *st = state;
-  cdCcpParams par = {st->tolerance, st->max_iterations, 0, 0.0, 0.0, 1};
+  cdCcpParams par = {st->tolerance, st->max_iterations, 0, 0.0, 0.0, 1, 1};
   switch (st->solver) {
   case CCP_PRIMAL: st->used_primal = 1; return cd_ccpPrimalSolve(p, &par, st->primal, stats);
   case CCP_APGD: st->used_apgd = 1; return cd_ccpApgdSolve(p, &par, st->apgd, stats);

@@ -61,15 +61,21 @@
 
 #include "alloc.h"
 #include "ccp.h"
+#include "ccp_relax.h"
 #include "cone.h"
 
 #define APGD_CHECK 10 /* full residual every this many iterations */
 #define APGD_SHRINK 0.9 /* the step size's shrink after each iteration */
+#define APGD_RELAX_BUDGET 50 /* the sweeps' block updates, times the contacts, before apgd goes on */
+#define APGD_RELAX_THR 0.5   /* the sweeps move contacts above this times the tolerance */
 
 struct cdCcpApgdWork {
   double L;    /* the step size of the last solve (0: none yet) */
   double *buf; /* vectors */
   size_t cap;  /* doubles buf holds */
+  int *list;   /* the sweeps' worklists (2 ncon) and marks (ncon) */
+  unsigned char *mark;
+  size_t lcap; /* contacts list and mark hold */
 };
 
 static inline double dmax(double a, double b) { return a > b ? a : b; }
@@ -79,6 +85,8 @@ cdCcpApgdWork *cd_ccpApgdWorkMake(void) { return cd_calloc(1, sizeof(cdCcpApgdWo
 void cd_ccpApgdWorkFree(cdCcpApgdWork *w) {
   if (!w) return;
   cd_free(w->buf);
+  cd_free(w->list);
+  cd_free(w->mark);
   cd_free(w);
 }
 
@@ -119,6 +127,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
   int nc = p->ncon, n = 3 * nc;
   double tol = par && par->tolerance > 0 ? par->tolerance : CD_CCP_ITER_TOL;
   int metric = par && par->apgd_metric;
+  int relax = metric && par->apgd_relax && p->nbody > 0; /* the sweeps read G as symmetric */
   int maxit = par && par->max_iterations > 0 ? par->max_iterations : CD_CCP_ITER_MAXIT;
   memset(stats, 0, sizeof *stats);
   if (nc == 0) {
@@ -134,8 +143,9 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     cd_ccpApgdWorkFree(own);
     return CD_ERR_NOMEM;
   }
-  /* gamma, G gamma, y, G y, trial, G trial, c̄ / scratch, best (3 nc each), 1/meff^2, pn, pt, 1/pn, 1/pt, s, bound weight (nc) */
-  size_t need = (size_t)8 * n + (size_t)7 * nc;
+  /* gamma, G gamma, y, G y, trial, G trial, c̄ / scratch, best (3 nc each), 1/meff^2, pn, pt,
+   * 1/pn, 1/pt, s, bound weight, and the sweeps' 1/meff, 1/(s pn), 1/(s pt) (nc) */
+  size_t need = (size_t)8 * n + (size_t)10 * nc;
   if (need > work->cap || !work->buf) {
     double *b = cd_realloc(work->buf, need * sizeof(double));
     if (!b) {
@@ -145,9 +155,21 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     work->buf = b;
     work->cap = need;
   }
+  if (relax && ((size_t)nc > work->lcap || !work->list)) {
+    int *l = cd_realloc(work->list, 2 * (size_t)nc * sizeof(int));
+    if (l) work->list = l;
+    unsigned char *mk = l ? cd_realloc(work->mark, (size_t)nc) : NULL;
+    if (mk) work->mark = mk;
+    if (!l || !mk) {
+      cd_ccpApgdWorkFree(own);
+      return CD_ERR_NOMEM;
+    }
+    work->lcap = (size_t)nc;
+  }
   double *buf = work->buf;
   double *ga = buf, *Gga = buf + n, *y = buf + 2 * n, *Gy = buf + 3 * n, *gn = buf + 4 * n, *Ggn = buf + 5 * n,
-         *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *ipn = pt + nc, *ipt = ipn + nc, *sr = ipt + nc, *bw = sr + nc;
+         *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *ipn = pt + nc, *ipt = ipn + nc, *sr = ipt + nc, *bw = sr + nc,
+         *riw = bw + nc, *rpn = riw + nc, *rpt = rpn + nc;
   int sym = p->nbody > 0; /* G = J M^-1 J^T built symmetric (gMul) */
   double vscale = cd_contactProblemVelocityScale(p), tv2 = tol * vscale * tol * vscale;
   for (int i = 0; i < nc; i++) {
@@ -165,6 +187,16 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     sr[i] = sqrt(dt / dn);
     double pmax = dmax(dn, dt), pmin = dn + dt - pmax;
     bw[i] = pmax * sqrt(pmax / pmin);
+    if (relax) { /* the sweeps' step: 1 / (s_i P_i), s_i the curvature of G_ii in the metric P_i */
+      double S[9], q[3] = {1.0 / sqrt(dn), 1.0 / sqrt(dt), 1.0 / sqrt(dt)};
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) S[3 * r + c] = q[r] * B[3 * r + c] * q[c];
+      double si = cd_ccpSymMaxEig(S);
+      if (!(si > 0.0) || !isfinite(si)) si = 1.0;
+      riw[i] = 1.0 / m;
+      rpn[i] = 1.0 / (si * dn);
+      rpt[i] = 1.0 / (si * dt);
+    }
   }
 
   for (int i = 0; i < nc; i++) cd_coneProject(p->mu[i], &p->lambda[3 * i], &ga[3 * i]);
@@ -172,8 +204,25 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
   for (int k = 0; k < n; k++) cb[k] = Gga[k] + p->g[k];
   double rbest = cd_coneResidual(p, ga, cb, NULL);
   memcpy(best, ga, (size_t)n * sizeof *best);
+  int sweeps = 0;
+  if (relax && rbest > tol) {
+    /* the sweeps over the contacts above the tolerance (ccp_relax.c), then c̄ anew */
+    cdCcpRelaxMetric rm = {sr, rpn, rpt, riw};
+    long upd = 0;
+    cd_ccpRelax(p, &rm, APGD_RELAX_THR * tol * vscale, (long)APGD_RELAX_BUDGET * nc, ga, cb, work->list, work->mark,
+                &upd);
+    sweeps = (int)((upd + nc - 1) / nc);
+    gMul(&p->G, sym, ga, Gga);
+    stats->products++;
+    for (int k = 0; k < n; k++) cb[k] = Gga[k] + p->g[k];
+    double r = cd_coneResidual(p, ga, cb, NULL);
+    if (r < rbest || !isfinite(rbest)) {
+      rbest = r;
+      memcpy(best, ga, (size_t)n * sizeof *best);
+    }
+  }
   double L = work->L;
-  if (!(L > 0.0) || !isfinite(L)) {
+  if (rbest > tol && (!(L > 0.0) || !isfinite(L))) {
     L = apgdLipschitz(&p->G, sym, pn, pt, y, Gy, n);
     stats->products += 10;
   }
@@ -264,7 +313,7 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
   }
   work->L = L;
   memcpy(p->lambda, best, (size_t)n * sizeof *best);
-  stats->iterations = it;
+  stats->iterations = it + sweeps;
   stats->residual = rbest;
   stats->converged = rbest <= tol;
   cd_ccpApgdWorkFree(own);

@@ -38,7 +38,7 @@ static int secondOrder(int s) { return s >= SOLVER_IPM; }
 
 /* runs one solver on p (lambda in p as the warm start); primal/G hides the velocity-space form */
 static int runSolver(int s, cdContactProblem *p, double tol, int maxit, cdSolveStats *st) {
-  cdCcpParams par = {tol, maxit, 0, 0.0, 0.0, 1}; /* apgd as the backend runs it */
+  cdCcpParams par = {tol, maxit, 0, 0.0, 0.0, 1, 1}; /* apgd as the backend runs it */
   if (s == SOLVER_APGD) return cd_ccpApgdSolve(p, &par, NULL, st);
   if (s == SOLVER_PGS) return cd_ccpPgsSolve(p, &par, st);
   if (s == SOLVER_PRIMAL) return cd_ccpPrimalSolve(p, &par, NULL, st);
