@@ -66,7 +66,7 @@
 
 #define APGD_CHECK 10 /* full residual every this many iterations */
 #define APGD_SHRINK 0.9 /* the step size's shrink after each iteration */
-#define APGD_RELAX_BUDGET 50 /* the sweeps' block updates, times the contacts, before apgd goes on */
+#define APGD_RELAX_BUDGET 100 /* the sweeps' block updates, times the contacts, before apgd goes on */
 #define APGD_RELAX_THR 0.5   /* the sweeps move contacts above this times the tolerance */
 
 struct cdCcpApgdWork {
