@@ -10,7 +10,9 @@
  *           CHOLMOD factors of M + J^T D J, or conjugate gradients where the factor would fill
  *           in, ccp_primal.c (tolerance 1e-8);
  *   apgd    Nesterov accelerated projected gradient on the dual in a per-contact diagonal
- *           metric from G's diagonal (cdCcpParams.apgd_metric), ccp_apgd.c (1e-6);
+ *           metric from G's diagonal (cdCcpParams.apgd_metric), after over-relaxed
+ *           Gauss-Seidel sweeps over the contacts above the tolerance (apgd_relax, ccp_relax.c),
+ *           ccp_apgd.c (1e-6);
  *   pgs     projected block Gauss-Seidel over contacts, ccp_pgs.c (1e-6);
  *   ipm     primal-dual interior point on the dual's conic form, ccp_ipm.c (1e-8);
  *   default primal or apgd, chosen each step by primal's cost and record (below).

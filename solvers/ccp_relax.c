@@ -66,13 +66,17 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
     mark[i] = 0;
     if (residual2(p, i, lambda, c, m->iw[i]) > thr2) list[nl++] = i;
   }
-  for (int pass = 0; nl > 0 && upd < budget; pass++) {
+  for (int pass = 0; nl > 0; pass++) {
     int nn = 0;
     for (int q = 0; q < nl; q++) mark[list[q]] = 0; /* marks now say: in the next pass's list */
     for (int q = 0; q < nl; q++) {
       int i = list[q];
       /* the first pass listed only contacts above thr; a later one checks what it visits */
       if (pass > 0 && !(residual2(p, i, lambda, c, m->iw[i]) > thr2)) continue;
+      if (upd >= budget) {
+        *updates = upd;
+        return 0;
+      }
       double *li = &lambda[3 * i];
       const double *ci = &c[3 * i];
       double sn = RELAX_OMEGA * m->ipn[i], st = RELAX_OMEGA * m->ipt[i], x[3];
