@@ -208,11 +208,8 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     sr[i] = sqrt(dt / dn);
     double pmax = dmax(dn, dt), pmin = dn + dt - pmax;
     bw[i] = pmax * sqrt(pmax / pmin);
-    if (relax) { /* the sweeps' step: 1 / (s_i P_i), s_i the curvature of G_ii in the metric P_i */
-      double S[9], q[3] = {1.0 / sqrt(dn), 1.0 / sqrt(dt), 1.0 / sqrt(dt)};
-      for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) S[3 * r + c] = q[r] * B[3 * r + c] * q[c];
-      double si = cd_ccpSymMaxEig(S);
+    if (relax) { /* the sweeps' step: 1 / (s_i P_i), s_i a bound on G_ii's curvature in P_i */
+      double si = cd_ccpRelaxCurvature(B, dn, dt);
       if (!(si > 0.0) || !isfinite(si)) si = 1.0;
       riw[i] = 1.0 / m;
       rpn[i] = 1.0 / (si * dn);

@@ -25,10 +25,24 @@
 
 #include "alloc.h"
 #include "ccp.h"
-#include "ccp_relax.h"
 #include "cone.h"
 
 #define PGS_INNER 50
+
+/* largest eigenvalue of the symmetric part of a 3x3 block (closed form, trigonometric) */
+static double symMaxEig(const double *B) {
+  double a = B[0], d = B[4], f = B[8];
+  double b = 0.5 * (B[1] + B[3]), c = 0.5 * (B[2] + B[6]), e = 0.5 * (B[5] + B[7]);
+  double q = (a + d + f) / 3.0;
+  double p1 = b * b + c * c + e * e;
+  double p2 = (a - q) * (a - q) + (d - q) * (d - q) + (f - q) * (f - q) + 2.0 * p1;
+  if (p2 <= 1e-300) return q;
+  double pp = sqrt(p2 / 6.0);
+  double A = (a - q) / pp, D = (d - q) / pp, F = (f - q) / pp, Bb = b / pp, C = c / pp, E = e / pp;
+  double det = A * (D * F - E * E) - Bb * (Bb * F - E * C) + C * (Bb * E - D * C);
+  double r = fmax(-1.0, fmin(1.0, det / 2.0));
+  return q + 2.0 * pp * cos(acos(r) / 3.0);
+}
 
 int cd_ccpPgsSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *stats) {
   const cdBlockMatrix *G = &p->G;
@@ -49,7 +63,7 @@ int cd_ccpPgsSolve(cdContactProblem *p, const cdCcpParams *par, cdSolveStats *st
     return CD_ERR_NOMEM;
   }
   for (int i = 0; i < nc; i++) {
-    double lmax = cd_ccpSymMaxEig(&G->val[9 * (size_t)G->diag[i]]);
+    double lmax = symMaxEig(&G->val[9 * (size_t)G->diag[i]]);
     omega[i] = lmax > 0.0 && isfinite(lmax) ? 1.0 / lmax : 0.0;
   }
 

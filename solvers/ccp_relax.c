@@ -6,10 +6,11 @@
  *
  * Step. Contact i alone moves, by one projected gradient step of f in the metric P_i =
  * diag(pn_i, pt_i, pt_i) (apgd's), over-relaxed:
- *     lambda_i <- Proj^P_K(lambda_i - omega / s_i P_i^-1 c_i),   s_i = lambda_max(P_i^-1/2 G_ii P_i^-1/2),
+ *     lambda_i <- Proj^P_K(lambda_i - omega / s_i P_i^-1 c_i),   s_i >= lambda_max(P_i^-1/2 G_ii P_i^-1/2),
  * then c_j += G_ji d for the contacts j that share a body with i (d the change of lambda_i; G_ji =
- * G_ij^T, so row i of G read transposed). f restricted to lambda_i is a quadratic whose curvature
- * in the metric P_i is at most s_i, so for 0 < omega < 2 the step decreases f (a projected
+ * G_ij^T, so row i of G read transposed), s_i the largest absolute row sum of P_i^-1/2 G_ii
+ * P_i^-1/2 (Gershgorin's bound). f restricted to lambda_i is a quadratic whose curvature in the
+ * metric P_i is at most s_i, so for 0 < omega < 2 the step decreases f (a projected
  * gradient step shorter than 2 / Lipschitz), and the sweeps are projected SOR (Mangasarian; for
  * the CCP Tasora & Anitescu 2011) with an inexact block solve. For a sphere's contact G_ii is
  * diag(pn, pt, pt) exactly in the contact frame (s_i = 1): the step with omega = 1 is the exact
@@ -33,18 +34,14 @@
 
 #define RELAX_OMEGA 1.6 /* the over-relaxation (ccp_apgd.c's opening comment has the measured choice) */
 
-double cd_ccpSymMaxEig(const double *B) {
-  double a = B[0], d = B[4], f = B[8];
-  double b = 0.5 * (B[1] + B[3]), c = 0.5 * (B[2] + B[6]), e = 0.5 * (B[5] + B[7]);
-  double q = (a + d + f) / 3.0;
-  double p1 = b * b + c * c + e * e;
-  double p2 = (a - q) * (a - q) + (d - q) * (d - q) + (f - q) * (f - q) + 2.0 * p1;
-  if (p2 <= 1e-300) return q;
-  double pp = sqrt(p2 / 6.0);
-  double A = (a - q) / pp, D = (d - q) / pp, F = (f - q) / pp, Bb = b / pp, C = c / pp, E = e / pp;
-  double det = A * (D * F - E * E) - Bb * (Bb * F - E * C) + C * (Bb * E - D * C);
-  double r = fmax(-1.0, fmin(1.0, det / 2.0));
-  return q + 2.0 * pp * cos(acos(r) / 3.0);
+double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt) {
+  double q[3] = {1.0 / sqrt(pn), 1.0 / sqrt(pt), 1.0 / sqrt(pt)}, s = 0.0;
+  for (int r = 0; r < 3; r++) {
+    double row = 0.0;
+    for (int c = 0; c < 3; c++) row += fabs(q[r] * 0.5 * (Gii[3 * r + c] + Gii[3 * c + r]) * q[c]);
+    s = row > s ? row : s;
+  }
+  return s;
 }
 
 /* r_i^2 of contact i at lambda, c */

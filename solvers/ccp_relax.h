@@ -1,17 +1,18 @@
 /* ccp_relax.h: over-relaxed block Gauss-Seidel over a worklist of contacts (ccp_relax.c), the
- * first phase of apgd on a simulation step's CCP (ccp_apgd.c), and the 3x3 eigenvalue bound that
- * it and pgs (ccp_pgs.c) take their local steps from. */
+ * first phase of apgd on a simulation step's CCP (ccp_apgd.c). */
 #ifndef CD_CCP_RELAX_H
 #define CD_CCP_RELAX_H
 
 #include "problem.h"
 
-/* the largest eigenvalue of the symmetric part of a 3x3 block (row-major; closed form) */
-double cd_ccpSymMaxEig(const double *B);
+/* s_i for contact i's diagonal block Gii (3x3, row-major) in the metric diag(pn, pt, pt): the
+ * largest absolute row sum of P^-1/2 Gii P^-1/2 (Gershgorin), a bound on its largest eigenvalue,
+ * exact for a diagonal block (a sphere's contact: 1) */
+double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt);
 
 /* The per-contact data of the sweeps, in the metric P_i = diag(pn_i, pt_i, pt_i) (apgd's,
  * ccp_apgd.c): its projection scale sr_i = sqrt(pt_i / pn_i), the step 1 / (s_i P_i) with
- * s_i = lambda_max(P_i^-1/2 G_ii P_i^-1/2) (1 for a sphere's contact), and 1 / meff_i (cone.h). */
+ * s_i >= lambda_max(P_i^-1/2 G_ii P_i^-1/2) (cd_ccpRelaxCurvature; 1 for a sphere's contact), and 1 / meff_i (cone.h). */
 typedef struct cdCcpRelaxMetric {
   const double *sr;        /* (ncon) */
   const double *ipn, *ipt; /* (ncon) 1 / (s_i pn_i), 1 / (s_i pt_i) */

@@ -416,10 +416,7 @@ CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
     double sr[12], ipn[12], ipt[12], iw[12], c[36], ref[36], smax = 0.0;
     for (int i = 0; i < nc; i++) { /* apgd's metric and step (ccp_apgd.c) */
       const double *B = &p.G.val[9 * (size_t)p.G.diag[i]];
-      double dn = B[0], dtn = 0.5 * (B[4] + B[8]), q[3] = {1.0 / sqrt(dn), 1.0 / sqrt(dtn), 1.0 / sqrt(dtn)}, S[9];
-      for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) S[3 * a + b] = q[a] * B[3 * a + b] * q[b];
-      double si = cd_ccpSymMaxEig(S);
+      double dn = B[0], dtn = 0.5 * (B[4] + B[8]), si = cd_ccpRelaxCurvature(B, dn, dtn);
       smax = fmax(smax, si);
       sr[i] = sqrt(dtn / dn);
       ipn[i] = 1.0 / (si * dn);
