@@ -98,7 +98,13 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
         }
       }
     }
-    memcpy(list, next, (size_t)nn * sizeof *list);
+    if (8 * nn > nc) { /* a long list in index order: the order of G's rows, fewer cache misses */
+      int k = 0;
+      for (int j = 0; j < nc; j++)
+        if (mark[j]) list[k++] = j;
+    } else {
+      memcpy(list, next, (size_t)nn * sizeof *list);
+    }
     nl = nn;
   }
   *updates = upd;
