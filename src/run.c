@@ -79,10 +79,11 @@ static void printSummary(const char *scene, const char *model, const char *solve
          "\"contacts_max\": %ld, \"iterations_mean\": %.6g, \"iterations_max\": %ld, \"residual_max\": %.6g, "
          "\"nonconverged_steps\": %ld, \"penetration_max\": %.6g, \"lift_max\": %.6g, "
          "\"kinetic_energy_final\": %.6g, \"time_collide\": %.6g, \"time_build\": %.6g, \"time_solve\": %.6g, "
-         "\"time_record\": %.6g}\n",
+         "\"time_record\": %.6g, \"step_time_median\": %.6g, \"step_time_max\": %.6g, \"step_time_max_at\": %ld}\n",
          code, s->steps, s->substeps, s->wall_time, s->contacts_mean, s->contacts_max, s->iterations_mean,
          s->iterations_max, s->residual_max, s->nonconverged_steps, s->penetration_max, s->lift_max,
-         s->kinetic_energy_final, s->time_collide, s->time_build, s->time_solve, s->time_record);
+         s->kinetic_energy_final, s->time_collide, s->time_build, s->time_solve, s->time_record,
+         s->step_time_median, s->step_time_max, s->step_time_max_at);
   fflush(stdout);
 }
 
@@ -195,7 +196,9 @@ int cd_run(const cdRunConfig *cfg) {
       break;
     }
     cdSolveStats stats;
+    double tstep = now();
     st = cd_worldStep(&scene, w, be, bstate, scene.dt, &stats);
+    tstep = now() - tstep;
     int bad = st == CD_OK ? cd_worldCheckFinite(w) : -1;
     if (st == CD_ERR_NOMEM) {
       snprintf(status, sizeof status, "out of memory at step %ld (%d contacts)", k, w->contacts.ncon);
@@ -216,6 +219,7 @@ int cd_run(const cdRunConfig *cfg) {
       break;
     }
     cd_summaryStep(&sum, w, &stats);
+    cd_summaryStepTime(&sum, tstep);
     if (bad >= 0) {
       snprintf(status, sizeof status, "non-finite state at step %ld (t = %.6g s), body %d '%s'", k,
                (double)k * scene.dt, bad, scene.body[bad].name);

@@ -7,6 +7,8 @@
 #include "vec3.h"
 
 #define SLIDING_SPEED 1e-3 /* m/s: a contact slides above this tangential speed */
+#define TIME_MIN 1e-8       /* s: the lower edge of the step-time histogram's first bin */
+#define TIME_RATIO 1.01     /* each bin's upper edge over its lower one */
 
 void cd_summaryInit(cdSummary *s) { memset(s, 0, sizeof *s); }
 
@@ -33,12 +35,33 @@ void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st) {
   }
 }
 
+void cd_summaryStepTime(cdSummary *s, double seconds) {
+  if (seconds > s->step_time_max || s->step_time_max_at == 0) {
+    s->step_time_max = seconds;
+    s->step_time_max_at = s->steps;
+  }
+  double b = seconds > TIME_MIN ? floor(log(seconds / TIME_MIN) / log(TIME_RATIO)) : 0;
+  s->step_hist[b < CD_SUMMARY_TIME_BINS - 1 ? (int)b : CD_SUMMARY_TIME_BINS - 1]++;
+}
+
+double cd_summaryStepTimeMedian(const cdSummary *s) {
+  unsigned long n = 0, half = 0;
+  for (int b = 0; b < CD_SUMMARY_TIME_BINS; b++) n += s->step_hist[b];
+  if (n == 0) return 0;
+  for (int b = 0; b < CD_SUMMARY_TIME_BINS; b++) {
+    half += s->step_hist[b];
+    if (2 * half >= n + 1) return TIME_MIN * pow(TIME_RATIO, b + 0.5);
+  }
+  return 0;
+}
+
 void cd_summaryFinish(cdSummary *s, const cdScene *scene, const cdWorld *w, double wall_time, double time_record) {
   s->wall_time = wall_time;
   s->time_collide = w->time_collide;
   s->time_build = w->time_build;
   s->time_solve = w->time_solve;
   s->time_record = time_record;
+  s->step_time_median = cd_summaryStepTimeMedian(s);
   s->contacts_mean = s->steps ? s->sum_contacts / (double)s->steps : 0;
   s->iterations_mean = s->steps ? s->sum_iterations / (double)s->steps : 0;
   s->kinetic_energy_final = cd_worldKineticEnergy(scene, w);

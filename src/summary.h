@@ -6,6 +6,8 @@
 #include "backend.h"
 #include "world.h"
 
+#define CD_SUMMARY_TIME_BINS 2800 /* 1% bins from 1e-8 s to 1e4 s */
+
 typedef struct cdSummary {
   long steps;               /* steps taken */
   long substeps;            /* substeps over all steps (impulse models: = steps) */
@@ -24,12 +26,22 @@ typedef struct cdSummary {
   /* where the wall time went, s (cdWorld's stage times; time_record is the run loop's time
    * in the recorder): the rest of wall_time is integration, bookkeeping and progress */
   double time_collide, time_build, time_solve, time_record;
+  /* the wall time of one step (cd_worldStep, without recording), s: the median over the run
+   * (to 0.5%: from a histogram of 1% bins, so that a run of any length needs no more memory)
+   * and the slowest step, and which step (1-based) that was */
+  double step_time_median, step_time_max;
+  long step_time_max_at;
   double sum_contacts, sum_iterations; /* accumulators */
+  unsigned step_hist[CD_SUMMARY_TIME_BINS]; /* steps a bin of step times (summary.c) */
 } cdSummary;
 
 void cd_summaryInit(cdSummary *s);
 /* after each step: w->contacts are that step's contacts, w->previous the step before's */
 void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st);
+/* after each step: the step's wall time, s */
+void cd_summaryStepTime(cdSummary *s, double seconds);
+/* the median of the step times so far, s (the geometric middle of its 1% bin; 0 before a step) */
+double cd_summaryStepTimeMedian(const cdSummary *s);
 void cd_summaryFinish(cdSummary *s, const cdScene *scene, const cdWorld *w, double wall_time, double time_record);
 
 #endif

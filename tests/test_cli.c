@@ -2,6 +2,7 @@
  * exit statuses, messages, nothing written on bad input, interruption, determinism. */
 #include <fcntl.h>
 #include <hdf5.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,4 +229,38 @@ CD_TEST(sameCommandGivesBitIdenticalDatasetsForEveryModel) {
       free(b);
     }
   }
+}
+
+CD_TEST(summaryLineStepTimesAgreeWithTheRunsWallTime) {
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
+  char scene[1024], out[512], so[8192], se[4096];
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
+  snprintf(out, sizeof out, "%s/steptime.h5", cd_cliTmpdir());
+  int code = RUN(so, se, scene, "--steps", "40", "--out", out, "--quiet", "--summary");
+  CHECK_MSG(code == 0, "exit %d: %s", code, se);
+  const char *pm = strstr(so, "\"step_time_median\": "), *px = strstr(so, "\"step_time_max\": ");
+  const char *pa = strstr(so, "\"step_time_max_at\": "), *pw = strstr(so, "\"wall_time\": ");
+  CHECK_MSG(pm && px && pa && pw, "summary: %s", so);
+  if (!(pm && px && pa && pw)) return;
+  double median = atof(pm + 20), max = atof(px + 17), wall = atof(pw + 13);
+  long at = atol(pa + 20);
+  /* at least half of the 40 steps took the median (to its 0.5%), the slowest one took max,
+   * and they all lie inside the run's wall time */
+  CHECK_MSG(median > 0 && median <= max * 1.005, "median %g, max %g", median, max);
+  CHECK_MSG(20 * median / 1.005 + max <= wall + 1e-6, "median %g, max %g, wall %g", median, max, wall);
+  CHECK_MSG(at >= 1 && at <= 40, "slowest step %ld", at);
+  /* the same figures in the file's /summary group */
+  double attr[2] = {-1, -1};
+  const char *names[2] = {"step_time_median", "step_time_max"};
+  hid_t f = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
+  for (int i = 0; i < 2 && f >= 0; i++) {
+    hid_t a = H5Aopen_by_name(f, "/summary", names[i], H5P_DEFAULT, H5P_DEFAULT);
+    if (a >= 0) {
+      H5Aread(a, H5T_NATIVE_DOUBLE, &attr[i]);
+      H5Aclose(a);
+    }
+  }
+  if (f >= 0) H5Fclose(f);
+  CHECK_MSG(fabs(attr[0] - median) <= 1e-5 * median && fabs(attr[1] - max) <= 1e-5 * max,
+            "/summary: %g %g, --summary: %g %g", attr[0], attr[1], median, max);
 }

@@ -8,8 +8,9 @@
  * table in peers.txt; peers.csv has one row a system and scene (ms/step, contacts,
  * iterations, deepest penetration, and for cdsim the residual and the non-converged steps).
  * stages.csv has cdsim's stage times per step on the same scenes (--summary: collide, build,
- * solve, record, and the rest of the wall time), from a run of its own recording only the
- * last frame, like side-by-side's.
+ * solve, record, and the rest of the wall time) and its median and slowest step (the issues'
+ * rule: no step over 20x the run's median), from a run of its own recording only the last
+ * frame, like side-by-side's.
  * Without the peer bench (or its Python) the benchmark says so and writes nothing: it never
  * pretends to have measured the peers. Benchmarks assert nothing. */
 #include <stdlib.h>
@@ -46,14 +47,18 @@ static void stages(FILE *csv, const char *bin, const char *pb, const char *scene
       double steps = jsonNumber(line, "steps"), wall = jsonNumber(line, "wall_time");
       double tc = jsonNumber(line, "time_collide"), tb = jsonNumber(line, "time_build");
       double ts = jsonNumber(line, "time_solve"), tr = jsonNumber(line, "time_record");
-      fprintf(csv, "%s %s,%s,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", scene, param, model, steps,
-              1e3 * wall / steps, 1e3 * tc / steps, 1e3 * tb / steps, 1e3 * ts / steps, 1e3 * tr / steps,
-              1e3 * (wall - tc - tb - ts - tr) / steps, 1e3 * (wall - ts) / steps);
-      printf("  %s %s %-8s %.3f ms/step: collide %.3f, build %.3f, solve %.3f, record %.3f\n", scene, param, model,
-             1e3 * wall / steps, 1e3 * tc / steps, 1e3 * tb / steps, 1e3 * ts / steps, 1e3 * tr / steps);
+      double med = jsonNumber(line, "step_time_median"), max = jsonNumber(line, "step_time_max");
+      double at = jsonNumber(line, "step_time_max_at");
+      fprintf(csv, "%s %s,%s,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.1f\n", scene, param, model,
+              steps, 1e3 * wall / steps, 1e3 * tc / steps, 1e3 * tb / steps, 1e3 * ts / steps, 1e3 * tr / steps,
+              1e3 * (wall - tc - tb - ts - tr) / steps, 1e3 * (wall - ts) / steps, 1e3 * med, 1e3 * max, at,
+              max / med);
+      printf("  %s %s %-8s %.3f ms/step: collide %.3f, build %.3f, solve %.3f, record %.3f; step median %.3f, "
+             "slowest %.3f (step %.0f, %.1fx)\n", scene, param, model, 1e3 * wall / steps, 1e3 * tc / steps,
+             1e3 * tb / steps, 1e3 * ts / steps, 1e3 * tr / steps, 1e3 * med, 1e3 * max, at, max / med);
       got = 1;
     }
-  if (pclose(p) != 0 || !got) fprintf(csv, "%s %s,%s,failed,,,,,,,,\n", scene, param, model);
+  if (pclose(p) != 0 || !got) fprintf(csv, "%s %s,%s,failed,,,,,,,,,,,,\n", scene, param, model);
 }
 
 CD_BENCH(peersSideBySide) {
@@ -74,7 +79,8 @@ CD_BENCH(peersSideBySide) {
     return;
   }
   fprintf(csv, "scene,system,ms_per_step,contacts,iterations,max_penetration_mm,residual_max,nonconverged\n");
-  fprintf(st, "scene,model,steps,wall_ms,collide_ms,build_ms,solve_ms,record_ms,other_ms,wall_minus_solve_ms\n");
+  fprintf(st, "scene,model,steps,wall_ms,collide_ms,build_ms,solve_ms,record_ms,other_ms,wall_minus_solve_ms,"
+              "step_median_ms,step_max_ms,step_max_at,step_max_over_median\n");
   for (size_t s = 0; s < sizeof g_scenes / sizeof g_scenes[0]; s++)
     for (size_t m = 0; m < sizeof g_models / sizeof g_models[0]; m++) {
       char cmd[8192], line[4096];
