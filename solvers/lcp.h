@@ -39,11 +39,12 @@ extern const cdBackend cd_backendLcp;
  * assembled G (9 a block), else with G (cd_blockMatrixMul). With four corner contacts a cube
  * face a row of G has 11 blocks on a 10-cube stack and 23 on the 55-cube pyramid (there 84k
  * multiply-adds a product against 29k through the bodies); on sphere piles (a few blocks a
- * row) G is cheaper. wb: cd_lcpDelassusScratch(p) doubles (NULL when that is 0). The two
- * forms agree to roundoff. */
+ * row) G is cheaper. While G is not built (p->delassus_pending: the active-set method's body
+ * form needs none) it is J (M^-1 (J^T x)), M^-1 applied body by body. wb:
+ * cd_lcpDelassusScratch(p) doubles (NULL when that is 0). The forms agree to roundoff. */
 void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, double *wb);
-/* the scratch cd_lcpDelassusMul needs: 6 nbody doubles when it uses the velocity-space form,
- * else 0 (after cd_contactProblemDelassus) */
+/* the scratch cd_lcpDelassusMul needs: 6 nbody doubles when it goes through the bodies (G
+ * not built, or dearer), else 0 */
 size_t cd_lcpDelassusScratch(const cdContactProblem *p);
 
 /* variables of the LCP: ncon (m + 2) */

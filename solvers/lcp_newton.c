@@ -29,12 +29,13 @@
  * products (refinement) go through G: K x = S C G B S x, one block product.
  * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
  * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
- * pyramid) the same (K + REG I)^-1 is applied through the bodies by the Woodbury identity,
- * factoring H = REG M + J^T B S^2 C J (6 unknowns a body, a 6x6 block per pair of bodies an
- * active contact joins) with KLU instead of K: taken where H has BODY_RATIO times fewer
- * entries than K (the pyramid: 330 unknowns and 8,460 entries against ~1,100 and ~77,000;
- * an LU of 15,000 entries, ~0.3 ms). Everything else (modes, refinement on K, the kept
- * factorization) is the same; see bodyForm below.
+ * pyramid) a regularised inverse (K + eps I)^-1 is applied through the bodies by the
+ * Woodbury identity, factoring H = eps M + J^T B S^2 C J (6 unknowns a body, a 6x6 block per
+ * pair of bodies an active contact joins) with KLU instead of K: taken where H has BODY_RATIO
+ * times fewer entries than K (the pyramid: 330 unknowns and 8,460 entries against ~1,100 and
+ * ~77,000; an LU of 15,000 entries, ~0.3 ms), with eps = REG_BODY (REG after a stall, below).
+ * Everything else (modes, refinement on K, the kept factorization) is the same; see bodyForm
+ * below.
  * Factorizations kept. The symbolic analysis is kept while the pattern holds (the same
  * unknowns a contact and the same block pattern of G), and with it the last numeric
  * factorization, of an earlier K: refinement on the current K starts with that one and goes
@@ -107,6 +108,16 @@
  * their own size) move by at most r / REG, and are left where they do not matter at the
  * tolerance */
 #define REG 1e-6
+/* the body form's regularisation while its refinement converges (bodyReg): on the 55-cube
+ * pyramid, whose warm starts meet the tolerance on most steps and are refined from mode
+ * residuals of 1e-11 .. 1e-9 m/s, near-null directions of nearly redundant contacts moved by
+ * r / REG (1e-5 .. 1e-3 m/s) put friction impulses outside their polygons, and the modes
+ * searched for the next active set failed on half the steps; at REG_BODY they move 300 times
+ * less (S4 10, 200 steps: 387 -> 156 factorizations, 511 -> 299 iterations, at most 5 active
+ * sets a step against 45). Directions softer than REG_BODY / 10 are refined too slowly (K of
+ * the 20-cube stack, S3 20, factored at 3e-4 stalled on every step; its body form did not),
+ * so a body-form solve that stalls is factored again at REG, and REG is kept from there on */
+#define REG_BODY 3e-4
 /* refinement solves at most per active set; they stop once the mode equations hold to
  * REFINE_SHARE of the tolerance (relative to ||g||_inf), or when a solve no longer takes a
  * tenth off their residual */
@@ -144,6 +155,11 @@ enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
  * (S2 10) below 1 */
 #define BODY_RATIO 2.0
 
+typedef struct cdPairKey {
+  long long key; /* the two moving bodies of a contact, a nbody + b with a < b */
+  int i;         /* the contact */
+} cdPairKey;
+
 typedef struct cdViolator {
   double v; /* a contact's residual, m/s */
   int i;    /* the contact */
@@ -167,8 +183,11 @@ struct cdLcpNewton {
   int key_nc, key_nnzb;
   unsigned char *key_rows; /* (key_nc) */
   int *key_rowptr, *key_col;
-  int *key_cbody;          /* (2 key_nc) the contacts' bodies (the body form's pattern) */
+  int *key_cbody;          /* (2 key_nc) the contacts' moving bodies, when key_body */
+  int key_body;            /* 1: the key is the bodies (key_cbody), 0: G's block pattern */
   int numeric; /* 1: L or knum holds a factorization of some K of this pattern */
+  double breg;  /* the body form's regularisation: REG_BODY, REG after a stall (REG_BODY) */
+  double freg;  /* the regularisation of the factorization held (K + freg I) */
   int refactored; /* 1: knum was refactored with an earlier H's pivot order (factor) */
   /* per contact (ccap) */
   int ccap;
@@ -181,6 +200,7 @@ struct cdLcpNewton {
   double *sq;   /* sqrt(meff_i) */
   double *lam;  /* (3 ccap) */
   double *wl, *wu; /* (3 ccap) productK's scratch */
+  int wu_q;        /* 1: wu = G lambda of s->q in the current modes (modeResidual's last product) */
   double *wb;      /* (wbcap) cd_lcpDelassusMul's scratch, NULL when it needs none */
   size_t wbcap;
   double *u;    /* (3 ccap) c = G lambda + g */
@@ -195,6 +215,13 @@ struct cdLcpNewton {
   size_t zcap;
   double *zbest;
   /* per unknown (ncap) */
+  /* K's size from the bodies (bodyForm): per contact (ccap) */
+  int *pgrp;       /* the group of contacts between the same two moving bodies, -1: one moving body */
+  int pg_valid;    /* 1: pgrp is of this solve's problem (made on the first bodyForm) */
+  double *gsum;    /* (groups) unknowns of each group's active contacts */
+  cdPairKey *pkey; /* the sort that makes the groups */
+  int bcap;        /* bodies bsum holds */
+  double *bsum;    /* (bcap) unknowns of each body's active contacts */
   int ncap;
   double *rhs, *q, *r, *dq;
   int *Kp;
@@ -231,6 +258,7 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   klu_defaults(&s->kc);
   s->pat_sym = -1;
   s->key_nc = -1;
+  s->breg = REG_BODY;
   return s;
 }
 
@@ -260,6 +288,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb);
+  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum);
   cd_free(s);
 }
 
@@ -274,9 +303,14 @@ static int reserveContacts(cdLcpNewton *s, const cdContactProblem *p, int m) {
         cd_grow(&s->viol, n, sizeof(double)) || cd_grow(&s->cand, n, sizeof(int)) || cd_grow(&s->bmode, n, 1) ||
         cd_grow(&s->bkdir, n, sizeof(int)) || cd_grow(&s->blam, 3 * n, sizeof(double)) ||
         cd_grow(&s->bu, 3 * n, sizeof(double)) || cd_grow(&s->bviol, n, sizeof(double)) ||
-        cd_grow(&s->rank, n, sizeof *s->rank))
+        cd_grow(&s->rank, n, sizeof *s->rank) || cd_grow(&s->pgrp, n, sizeof(int)) ||
+        cd_grow(&s->gsum, n, sizeof(double)) || cd_grow(&s->pkey, n, sizeof *s->pkey))
       return -1;
     s->ccap = nc;
+  }
+  if (p->nbody > s->bcap) {
+    if (cd_grow(&s->bsum, (size_t)p->nbody, sizeof(double))) return -1;
+    s->bcap = p->nbody;
   }
   size_t nb = cd_lcpDelassusScratch(p);
   if (nb > s->wbcap) {
@@ -449,27 +483,64 @@ static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x,
 
 /* The body form. With U = S C J M^-1 and V = J^T B S, K = U V (J: the contacts' Jacobian,
  * M the bodies' mass matrix, problem.h), and the Woodbury identity gives
- *     (K + REG I)^-1 = (I - S C J H^-1 J^T B S) / REG,   H = REG M + J^T B S^2 C J,
+ *     (K + eps I)^-1 = (I - S C J H^-1 J^T B S) / eps,   H = eps M + J^T B S^2 C J,
  * H of body size (6 nbody, a 6x6 block per pair of bodies an active contact joins; symmetric
  * when every active contact sticks). Where many contacts share bodies (four corners a face, a
  * cube on four others) K's rows couple every contact of both bodies (~70 entries a row on the
  * 55-cube pyramid) and H is several times smaller: a factorization of H replaces K's. The
- * same (K + REG I)^-1 up to roundoff: the answer, the refinement and the kept factorization
- * are those of K's form. Its solve's roundoff is REG^-1 times larger (the difference of two
- * near-equal terms); the refinement on K takes it off. */
+ * same (K + eps I)^-1 up to roundoff: the refinement and the kept factorization are those of
+ * K's form, and the answer, refined on K, is K's up to the near-null directions that eps
+ * leaves (eps = breg: REG_BODY, above). Its solve's roundoff is eps^-1 times larger (the
+ * difference of two near-equal terms); the refinement on K takes it off. */
+
+static int pairCompare(const void *x, const void *y) {
+  const cdPairKey *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+/* the groups of contacts between the same two moving bodies (s->pgrp), for bodyForm */
+static void pairGroups(cdLcpNewton *s, const cdContactProblem *p) {
+  int nc = p->ncon, nk = 0, ng = 0;
+  for (int i = 0; i < nc; i++) {
+    int a = p->cbody[2 * i], b = p->cbody[2 * i + 1];
+    s->pgrp[i] = -1;
+    if (a < 0 || b < 0 || a == b) continue;
+    s->pkey[nk].key = (long long)(a < b ? a : b) * p->nbody + (a < b ? b : a);
+    s->pkey[nk++].i = i;
+  }
+  qsort(s->pkey, (size_t)nk, sizeof *s->pkey, pairCompare);
+  for (int k = 0; k < nk; k++) {
+    if (k > 0 && s->pkey[k].key != s->pkey[k - 1].key) ng++;
+    s->pgrp[s->pkey[k].i] = ng;
+  }
+}
 
 /* 1 when the active set is solved in the body form (form: cdLcpNewtonOptions'; by default
- * where H has fewer entries than K by BODY_RATIO) */
-static int bodyForm(const cdLcpNewton *s, const cdContactProblem *p, int form) {
+ * where H has fewer entries than K by BODY_RATIO). K's entries are counted from the bodies,
+ * without G: block row j of G holds every contact that shares a moving body with contact j,
+ * so row j of K has r_j (R_a + R_b - R_ab) entries, R_k the unknowns of the active contacts
+ * on body k and R_ab those of the contacts between j's bodies a and b (j among them) */
+static int bodyForm(cdLcpNewton *s, const cdContactProblem *p, int form) {
   if (p->nbody <= 0 || !p->J || !p->cbody || !p->minv || !p->Iinv || form == CD_LCP_NEWTON_FORM_CONTACT) return 0;
   if (form == CD_LCP_NEWTON_FORM_BODY) return 1;
-  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon;
+  if (!s->pg_valid) pairGroups(s, p), s->pg_valid = 1;
+  memset(s->bsum, 0, (size_t)p->nbody * sizeof *s->bsum);
+  memset(s->gsum, 0, (size_t)nc * sizeof *s->gsum);
+  for (int i = 0; i < nc; i++) {
+    double r = modeRows[s->mode[i]];
+    for (int e = 0; e < 2; e++)
+      if (p->cbody[2 * i + e] >= 0) s->bsum[p->cbody[2 * i + e]] += r;
+    if (s->pgrp[i] >= 0) s->gsum[s->pgrp[i]] += r;
+  }
   double nnzK = 0.0, blocks = p->nbody;
-  for (int j = 0; j < p->ncon; j++) {
-    int rj = modeRows[s->mode[j]];
+  for (int j = 0; j < nc; j++) {
+    int rj = modeRows[s->mode[j]], a = p->cbody[2 * j], b = p->cbody[2 * j + 1];
     if (!rj) continue;
-    if (p->cbody[2 * j] >= 0 && p->cbody[2 * j + 1] >= 0) blocks += 2.0;
-    for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) nnzK += rj * modeRows[s->mode[G->col[t]]];
+    if (a >= 0 && b >= 0) blocks += 2.0;
+    double row = (a >= 0 ? s->bsum[a] : 0.0) + (b >= 0 && b != a ? s->bsum[b] : 0.0);
+    nnzK += rj * (row - (s->pgrp[j] >= 0 ? s->gsum[s->pgrp[j]] : 0.0));
   }
   return 36.0 * blocks * BODY_RATIO < nnzK;
 }
@@ -559,14 +630,14 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
   if (!bodyPatternHeld(s, p) && bodyPattern(s, p)) return -1;
   size_t nnz = (size_t)s->Kp[n6];
   memset(s->Kx, 0, nnz * sizeof *s->Kx);
-  /* REG M: REG m on the linear dofs, REG I_world (the inverse of Iinv) on the angular ones */
+  /* breg M: breg m on the linear dofs, breg I_world (the inverse of Iinv) on the angular ones */
   for (int b = 0; b < nb; b++) {
     double I[9];
     cd_m3inverse(I, &p->Iinv[9 * (size_t)b]);
     size_t st, at = bodyBlock(s, b, b, &st);
     for (int a = 0; a < 3; a++) {
-      s->Kx[at + (size_t)a + st * (size_t)a] += REG / p->minv[b];
-      for (int e = 0; e < 3; e++) s->Kx[at + (size_t)(3 + a) + st * (size_t)(3 + e)] += REG * I[3 * a + e];
+      s->Kx[at + (size_t)a + st * (size_t)a] += s->breg / p->minv[b];
+      for (int e = 0; e < 3; e++) s->Kx[at + (size_t)(3 + a) + st * (size_t)(3 + e)] += s->breg * I[3 * a + e];
     }
   }
   /* J_i^T P J_i, P = meff_i B_i C_i, into the blocks of contact i's bodies */
@@ -575,6 +646,40 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
     if (!r) continue;
     const double *B = &s->B[9 * i], *C = &s->C[9 * i];
     double P[9], w = s->sq[i] * s->sq[i];
+    if (s->mode[i] == MODE_STICK) {
+      /* P = w I (B is a quarter turn of the frame: B C = B B^T = I), so the blocks are
+       * w J_r^T J_c: each diagonal one symmetric, the (c, r) one the transpose of (r, c) */
+      for (int sr = 0; sr < 2; sr++) {
+        int kr = p->cbody[2 * i + sr];
+        if (kr < 0) continue;
+        const double *Jr = &p->J[36 * (size_t)i + 18 * (size_t)sr];
+        for (int sc = sr; sc < 2; sc++) {
+          int kc = p->cbody[2 * i + sc];
+          if (kc < 0) continue;
+          const double *Jc = &p->J[36 * (size_t)i + 18 * (size_t)sc];
+          double v[36]; /* v[6 e + a]: entry (a, e) of block (kr, kc) */
+          for (int e = 0; e < 6; e++)
+            for (int a = sr == sc ? e : 0; a < 6; a++)
+              v[6 * e + a] = w * (Jr[a] * Jc[e] + Jr[6 + a] * Jc[6 + e] + Jr[12 + a] * Jc[12 + e]);
+          size_t st, at = bodyBlock(s, kr, kc, &st);
+          if (sr == sc) {
+            for (int e = 0; e < 6; e++)
+              for (int a = e; a < 6; a++) {
+                s->Kx[at + (size_t)a + st * (size_t)e] += v[6 * e + a];
+                if (a != e) s->Kx[at + (size_t)e + st * (size_t)a] += v[6 * e + a];
+              }
+          } else {
+            size_t st2, at2 = bodyBlock(s, kc, kr, &st2);
+            for (int e = 0; e < 6; e++)
+              for (int a = 0; a < 6; a++) {
+                s->Kx[at + (size_t)a + st * (size_t)e] += v[6 * e + a];
+                s->Kx[at2 + (size_t)e + st2 * (size_t)a] += v[6 * e + a];
+              }
+          }
+        }
+      }
+      continue;
+    }
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++) {
         double v = 0.0;
@@ -602,7 +707,7 @@ static int assembleBody(cdLcpNewton *s, const cdContactProblem *p, int *N) {
   return 0;
 }
 
-/* x = (K + REG I)^-1 b through the bodies with H's factorization held (body form, above) */
+/* x = (K + freg I)^-1 b through the bodies with H's factorization held (body form, above) */
 static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b, double *x) {
   int nc = p->ncon, n6 = 6 * p->nbody;
   double *y = s->hy;
@@ -619,14 +724,14 @@ static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b,
     cd_contactProblemRowsTMulAdd(p, i, l, y);
   }
   if (!klu_solve(s->ksym, s->knum, n6, 1, y, &s->kc)) return 1;
-  for (int i = 0; i < nc; i++) { /* x = (b - S C J y) / REG */
+  for (int i = 0; i < nc; i++) { /* x = (b - S C J y) / freg */
     int r = modeRows[s->mode[i]];
     if (!r) continue;
     const double *C = &s->C[9 * i], *bi = &b[s->off[i]];
     double u[3];
     cd_contactProblemRowsMul(p, p->J, i, y, u);
     for (int a = 0; a < r; a++)
-      x[s->off[i] + a] = (bi[a] - s->sq[i] * (C[3 * a] * u[0] + C[3 * a + 1] * u[1] + C[3 * a + 2] * u[2])) / REG;
+      x[s->off[i] + a] = (bi[a] - s->sq[i] * (C[3 * a] * u[0] + C[3 * a + 1] * u[1] + C[3 * a + 2] * u[2])) / s->freg;
   }
   return 0;
 }
@@ -668,32 +773,39 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
 }
 
 /* 1 when the system's pattern is the analysed one without assembling it: the same kind, the
- * same unknowns a contact, the same block pattern of G and (the body form's) the same bodies */
+ * same unknowns a contact and the same block pattern of G, which the contacts' moving bodies
+ * make where the problem has them (no G needed: the body form, or G not yet built) */
 static int patternHeld(const cdLcpNewton *s, const cdContactProblem *p, int kind) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon;
-  if (s->pat_sym != kind || s->key_nc != nc || s->key_nnzb != G->rowptr[nc]) return 0;
+  if (s->pat_sym != kind || s->key_nc != nc || s->key_body != (p->cbody != NULL)) return 0;
   for (int i = 0; i < nc; i++)
     if (s->key_rows[i] != modeRows[s->mode[i]]) return 0;
-  if (kind == SYS_BODY && memcmp(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int))) return 0;
-  return !memcmp(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int)) &&
+  if (p->cbody) return !memcmp(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+  return s->key_nnzb == G->rowptr[nc] && !memcmp(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int)) &&
          !memcmp(s->key_col, G->col, (size_t)s->key_nnzb * sizeof(int));
 }
 
 /* records what the analysed pattern is of (patternHeld); 0 ok, -1 no memory */
 static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   const cdBlockMatrix *G = &p->G;
-  int nc = p->ncon, nnzb = G->rowptr[nc];
+  int nc = p->ncon;
   s->key_nc = -1;
-  if (cd_grow(&s->key_rows, (size_t)nc, 1) || cd_grow(&s->key_rowptr, (size_t)nc + 1, sizeof(int)) ||
-      cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)) ||
-      (p->cbody && cd_grow(&s->key_cbody, 2 * (size_t)nc, sizeof(int))))
-    return -1;
-  if (p->cbody) memcpy(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+  if (cd_grow(&s->key_rows, (size_t)nc, 1)) return -1;
   for (int i = 0; i < nc; i++) s->key_rows[i] = (unsigned char)modeRows[s->mode[i]];
-  memcpy(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
-  memcpy(s->key_col, G->col, (size_t)nnzb * sizeof(int));
-  s->key_nc = nc, s->key_nnzb = nnzb;
+  s->key_body = p->cbody != NULL;
+  if (p->cbody) {
+    if (cd_grow(&s->key_cbody, 2 * (size_t)nc, sizeof(int))) return -1;
+    memcpy(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+  } else {
+    int nnzb = G->rowptr[nc];
+    if (cd_grow(&s->key_rowptr, (size_t)nc + 1, sizeof(int)) || cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)))
+      return -1;
+    memcpy(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
+    memcpy(s->key_col, G->col, (size_t)nnzb * sizeof(int));
+    s->key_nnzb = nnzb;
+  }
+  s->key_nc = nc;
   return 0;
 }
 
@@ -739,10 +851,12 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   return keepKey(s, p);
 }
 
-/* the numeric factorization of K + REG I (of H in the body form: n its size); 0 ok, 1 failed */
+/* the numeric factorization of K + REG I (of H in the body form, with breg: n its size); 0
+ * ok, 1 failed */
 static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
   s->numeric = 0;
   s->refactored = 0;
+  s->freg = kind == SYS_BODY ? s->breg : REG;
   if (kind == SYS_CHOL) {
     double *x = s->Ap->x;
     for (int k = 0, nnz = s->Kp[n]; k < nnz; k++) x[s->pos[k]] = s->Kx[k];
@@ -799,8 +913,10 @@ static double slipSpeed(int m, const double *D, const double *u) {
 }
 
 /* unknowns -> lambda, c = G lambda + g, z and every contact's residual (s->viol, m/s); returns
- * the largest over vscale: cd_lcpResidual of z */
-static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z) {
+ * the largest over vscale: cd_lcpResidual of z. The product G lambda is modeResidual's last
+ * when that was of these unknowns (the same lambda, bit for bit), else one more (counted) */
+static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
+                    cdLcpNewtonStats *st) {
   int nc = p->ncon;
   for (int i = 0; i < nc; i++) {
     double *l = &s->lam[3 * i];
@@ -812,7 +928,12 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
       l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
     }
   }
-  cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
+  if (s->wu_q) {
+    memcpy(s->u, s->wu, 3 * (size_t)nc * sizeof *s->u);
+  } else {
+    cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
+    st->products++;
+  }
   for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
   double res = 0.0;
   for (int i = 0; i < nc; i++) {
@@ -953,6 +1074,7 @@ static int violatorCompare(const void *x, const void *y) {
 /* r = rhs - K q; returns its largest entry in velocity units (each row / sqrt(meff)) */
 static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   productK(s, p, s->q, s->r);
+  s->wu_q = 1; /* (s->wu = G lambda(q): check's product) */
   double rn = 0.0;
   for (int i = 0; i < p->ncon; i++)
     for (int a = s->off[i]; a < s->off[i + 1]; a++) {
@@ -988,15 +1110,26 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, do
   return 0;
 }
 
+/* G for a system in K's form (kind), built on demand through lazy (cdLcpNewtonOptions'
+ * delassus); 0 ok, 1 G is not built and cannot be (no lazy: the caller's contract broken),
+ * CD_ERR_NOMEM */
+static int buildDelassus(const cdContactProblem *p, cdContactProblem *lazy, int kind) {
+  if (kind == SYS_BODY || !p->delassus_pending) return 0;
+  if (!lazy) return 1;
+  return cd_contactProblemDelassus(lazy) ? CD_ERR_NOMEM : 0;
+}
+
 /* solves the mode equations for s->q: refinement on K from the start below, with the
- * factorization of an earlier K of the same pattern when one is held (a resting stack's K
+ * factorization of an earlier K of the same modes' pattern when one is held (a resting stack's K
  * moves by roundoff from step to step: its solves meet the equations as a new one would),
  * and with a new factorization when that one does not meet them to rtol at the rate
- * REUSE_RATE a solve. 0 ok, 1 the factorization failed or the equations are inconsistent
+ * REUSE_RATE a solve. (The body form's H keeps its pattern when contacts change between
+ * sticking and sliding, and with it the factorization of the earlier modes, which did not
+ * take the residual down once in 106 tries on S4 10: such a factorization is not tried.) 0 ok, 1 the factorization failed or the equations are inconsistent
  * (their residual stays above ctol: the modes admit no solution), 2 the LU would cost more
  * than flops_max flops an unknown (not factored), CD_ERR_NOMEM */
-static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym, double rtol, double ctol,
-                      double flops_max, int form, cdLcpNewtonStats *st) {
+static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProblem *lazy, int n, int sym,
+                      double rtol, double ctol, double flops_max, int form, cdLcpNewtonStats *st) {
   int nc = p->ncon;
   if (reserveUnknowns(s, n)) return CD_ERR_NOMEM;
   /* rhs = -S C g */
@@ -1039,17 +1172,21 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   int kind = bodyForm(s, p, form) ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
   int held = patternHeld(s, p, kind), rc = 0;
   if (!held) {
+    if ((rc = buildDelassus(p, lazy, kind))) return rc;
     if (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym)) return CD_ERR_NOMEM;
     rc = analyse(s, p, nf, kind, st);
     if (rc < 0) return CD_ERR_NOMEM;
   }
   if (!rc && kind != SYS_CHOL && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
-  if (!rc && s->numeric) {
+  if (getenv("LCPN_DEBUG")) fprintf(stderr, "    solveModes start rn/vs %.3g held %d numeric %d kind %d\n", rn / ctol * 1e-8, held, s->numeric, kind);
+  if (!rc && held && s->numeric) {
     rc = refine(s, p, n, kind, rtol, REUSE_RATE, &rn, st);
+    if (getenv("LCPN_DEBUG")) fprintf(stderr, "    reuse -> rc %d rn/vs %.3g\n", rc, rn / ctol * 1e-8);
     if (rc == CD_ERR_NOMEM) return rc;
     if (!rc && rn <= rtol) return 0;
     rc = 0; /* (a failed solve with the old factorization: a new one) */
   }
+  if (!rc && held && (rc = buildDelassus(p, lazy, kind))) return rc;
   if (!rc && held && (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym))) return CD_ERR_NOMEM;
   if (rc || factor(s, nf, kind, 0)) {
     int oom = kind == SYS_CHOL ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
@@ -1060,9 +1197,24 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, int n, int sym,
   st->symmetric += kind == SYS_CHOL;
   st->body += kind == SYS_BODY;
   rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+  if (getenv("LCPN_DEBUG")) fprintf(stderr, "    fresh(refactored %d) -> rc %d rn/vs %.3g solves %d\n", s->refactored, rc, rn / ctol * 1e-8, st->solves);
   if (rc == CD_ERR_NOMEM) return rc;
   if (s->refactored && (rc || rn > ctol)) {
     /* the earlier pivot order did not hold: factored afresh, with KLU's pivot search */
+    if (factor(s, nf, kind, 1)) {
+      dropAnalysis(s);
+      return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
+    }
+    st->factorizations++;
+    st->body++;
+    rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+    if (rc == CD_ERR_NOMEM) return rc;
+  }
+  if (kind == SYS_BODY && s->freg > REG && (rc || rn > ctol)) {
+    /* the refinement stalled at REG_BODY (or these modes admit no solution): factored again
+     * at REG, kept from here on */
+    s->breg = REG;
+    if (assembleBody(s, p, &nf)) return CD_ERR_NOMEM;
     if (factor(s, nf, kind, 1)) {
       dropAnalysis(s);
       return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
@@ -1088,6 +1240,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     return CD_OK;
   }
   if (reserveContacts(s, p, m)) return CD_ERR_NOMEM;
+  s->pg_valid = 0;
   double vs = cd_contactProblemVelocityScale(p);
   for (int i = 0; i < nc; i++) s->sq[i] = sqrt(cd_contactProblemMeff(p, i)), s->turn[i] = stickFrame(p, i);
 
@@ -1108,8 +1261,9 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   while (st.iterations < maxit) {
     int sym, n = layout(s, p, m, D, &sym), failed = 0;
+    s->wu_q = 0;
     if (n > 0) {
-      rc = solveModes(s, p, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
+      rc = solveModes(s, p, opt ? opt->delassus : NULL, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
                       opt ? opt->form : CD_LCP_NEWTON_FORM_AUTO, &st);
       if (rc == CD_ERR_NOMEM) break;
       if (rc == 2) { /* over the caller's bound: it solves the step another way */
@@ -1123,8 +1277,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     st.iterations++;
     double res = INFINITY;
     if (!failed) {
-      res = check(s, p, m, D, z);
-      st.products++;
+      res = check(s, p, m, D, z, &st);
     }
     if (res < DECREASE * bestres || (res <= tol && res < bestres)) {
       /* a better iterate: kept, and every violator of it changes mode next */

@@ -19,6 +19,10 @@ typedef struct cdLcpNewtonOptions {
   int form;            /* the system each active set factors: CD_LCP_NEWTON_FORM_AUTO (0: the body form
                           where it is the smaller, lcp_newton.c), _CONTACT (K always) or _BODY (the
                           body form wherever the problem has its velocity-space form) */
+  cdContactProblem *delassus; /* the problem itself when its G may be still unbuilt
+                                 (p->delassus_pending): built here the first time a system in
+                                 K's form needs it (the body form and the products need none);
+                                 NULL: G is built */
 } cdLcpNewtonOptions;
 
 enum { CD_LCP_NEWTON_FORM_AUTO = 0, CD_LCP_NEWTON_FORM_CONTACT = 1, CD_LCP_NEWTON_FORM_BODY = 2 };
@@ -44,7 +48,7 @@ typedef struct cdLcpNewtonStats {
 cdLcpNewton *cd_lcpNewtonMake(void); /* NULL: no memory */
 void cd_lcpNewtonFree(cdLcpNewton *s);
 
-/* solves the LCP of p (G built: cd_contactProblemDelassus) with m directions D for z
+/* solves the LCP of p (G built: cd_contactProblemDelassus, or opt->delassus given) with m directions D for z
  * (cd_lcpSize(ncon, m)): in, the warm start, from which the first modes are read; out, the
  * iterate of smallest residual. CD_OK, CD_ERR_NOMEM or CD_ERR_NUMERIC (a factorization
  * library failed for another reason than a singular matrix). */

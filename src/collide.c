@@ -29,6 +29,16 @@
  * feature order.
  * v may be NULL (bodies at rest: the margin is then the fixed part only).
  *
+ * Candidates across steps: the broad phase runs on each body's box grown by a skin (a fifth
+ * of its size scale plus two steps of motion at its speed bound), and its pairs are kept
+ * while every later step's box lies inside the grown one it was listed with. Any two of a
+ * later step's boxes that overlap then have overlapping grown boxes, so the kept list holds
+ * every pair the broad phase would give that step; those that pass its own test on that
+ * step's boxes (boxesOverlap) are exactly those pairs, in the same order, and the contacts
+ * are the same to the last bit. A body that leaves its grown box (or a box not finite) makes
+ * the broad phase run again, for all. On a settling pile it runs a few times a second
+ * instead of every step.
+ *
  * Verlet list (cd_collideList, for the force models' substeps, contact_cache.h): the pairs
  * that gave a contact and the candidate pairs with a hollow sphere, in the same (key) order;
  * cd_collidePair runs one listed pair's narrow phase.
@@ -45,6 +55,11 @@
 #include "contact_cache.h"
 #include "narrowphase.h"
 
+/* a body's skin, m: this part of its size scale, and this many steps of its motion at the
+ * step's speed bound (see "Candidates across steps") */
+#define SKIN_SIZE 0.2
+#define SKIN_STEPS 2.0
+
 struct cdCollider {
   int nbody;
   double *aabb;  /* (nbody x 6) enlarged world boxes of the step */
@@ -52,6 +67,12 @@ struct cdCollider {
   double *size;  /* (nbody) cd_bodySizeScale, m */
   int *fixed;    /* (nbody) */
   cdBroadphase *bp;
+  /* the candidate list kept across steps (see "Candidates across steps" above): the boxes
+   * the broad phase last ran on, each a step's box grown by its skin, and its pairs */
+  double *skin_box; /* (nbody x 6) */
+  cdPairList skin_pairs;
+  int skin_valid;
+  long broadphase_runs; /* how many times the broad phase ran (tests, bench) */
   cdContactCache *cache; /* force models only (cd_colliderCache), else NULL */
 };
 
@@ -61,6 +82,8 @@ void cd_colliderFree(cdCollider *c) {
   cd_free(c->speed);
   cd_free(c->size);
   cd_free(c->fixed);
+  cd_free(c->skin_box);
+  cd_free(c->skin_pairs.ab);
   cd_broadphaseFree(c->bp);
   cd_contactCacheFree(c->cache);
   cd_free(c);
@@ -81,8 +104,9 @@ cdCollider *cd_colliderMake(const cdScene *scene) {
   c->speed = cd_malloc(m * sizeof *c->speed);
   c->size = cd_malloc(m * sizeof *c->size);
   c->fixed = cd_malloc(m * sizeof *c->fixed);
+  c->skin_box = cd_malloc(6 * m * sizeof *c->skin_box);
   c->bp = cd_broadphaseMake(n);
-  if (!c->aabb || !c->speed || !c->size || !c->fixed || !c->bp) {
+  if (!c->aabb || !c->speed || !c->size || !c->fixed || !c->skin_box || !c->bp) {
     cd_colliderFree(c);
     return NULL;
   }
@@ -212,6 +236,49 @@ static double pairMargin(const cdScene *scene, int list, double u, double dt, do
   return list ? cd_collideMargin(scene, 0, dt, s) + dt * u : cd_collideMargin(scene, u, dt, s);
 }
 
+/* closed intervals on all three axes, as the broad phase tests them */
+static int boxesOverlap(const double a[6], const double b[6]) {
+  return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] && b[2] <= a[5];
+}
+
+/* the step's boxes each inside the box the list was made for (a non-finite one never is) */
+static int skinHolds(const cdCollider *c, int n) {
+  if (!c->skin_valid) return 0;
+  for (int i = 0; i < n; i++) {
+    const double *b = &c->aabb[6 * i], *k = &c->skin_box[6 * i];
+    if (!(b[0] >= k[0] && b[1] >= k[1] && b[2] >= k[2] && b[3] <= k[3] && b[4] <= k[4] && b[5] <= k[5]))
+      return 0;
+  }
+  return 1;
+}
+
+/* c->skin_pairs: kept while it holds, else the broad phase on the step's boxes grown by
+ * their skins */
+static int skinPairs(cdCollider *c, int n, double dt) {
+  if (skinHolds(c, n)) return CD_OK;
+  c->skin_valid = 0;
+  for (int i = 0; i < n; i++) {
+    double d = SKIN_SIZE * c->size[i] + SKIN_STEPS * dt * c->speed[i];
+    for (int k = 0; k < 3; k++) {
+      c->skin_box[6 * i + k] = c->aabb[6 * i + k] - d;
+      c->skin_box[6 * i + 3 + k] = c->aabb[6 * i + 3 + k] + d;
+    }
+  }
+  int npair;
+  const int *pair;
+  int rc = cd_broadphasePairs(c->bp, n, c->skin_box, c->fixed, &npair, &pair);
+  if (rc) return rc;
+  c->broadphase_runs++;
+  c->skin_pairs.n = 0;
+  if (pairReserve(&c->skin_pairs, npair)) return CD_ERR_NOMEM;
+  if (npair > 0) memcpy(c->skin_pairs.ab, pair, (size_t)npair * 2 * sizeof *pair);
+  c->skin_pairs.n = npair;
+  c->skin_valid = 1;
+  return CD_OK;
+}
+
+long cd_colliderBroadphaseRuns(const cdCollider *c) { return c->broadphase_runs; }
+
 /* cd_collide; with pairs, the Verlet list (cd_collideList) */
 static int collideAll(cdCollider *c, const cdScene *scene, const double *x, const double *R, const double *v,
                       double dt, cdContactSet *out, cdPairList *pairs) {
@@ -226,9 +293,7 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
     cd_broadphaseBounds(b, &x[3 * i], &R[9 * i], share, &c->aabb[6 * i]);
   }
 
-  int npair, rc;
-  const int *pair;
-  rc = cd_broadphasePairs(c->bp, n, c->aabb, c->fixed, &npair, &pair);
+  int rc = skinPairs(c, n, dt);
   if (rc) return rc;
 
   if (scene->has_ground) {
@@ -240,8 +305,11 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
       if (pairs && out->ncon > start && (rc = cd_pairListPush(pairs, -1, i))) return rc;
     }
   }
-  for (int p = 0; p < npair; p++) {
-    int ia = pair[2 * p], ib = pair[2 * p + 1];
+  for (int p = 0; p < c->skin_pairs.n; p++) {
+    int ia = c->skin_pairs.ab[2 * p], ib = c->skin_pairs.ab[2 * p + 1];
+    /* the broad phase's own test on this step's boxes (broadphase.h): the list's pairs
+     * that pass it are exactly the pairs it would give, in the same order */
+    if (!boxesOverlap(&c->aabb[6 * ia], &c->aabb[6 * ib])) continue;
     double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
     int start = out->ncon;
     rc = cd_collidePair(scene, ia, ib, x, R, pairMargin(scene, pairs != NULL, c->speed[ia] + c->speed[ib], dt, s), out);

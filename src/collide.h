@@ -22,6 +22,9 @@ void cd_colliderFree(cdCollider *c);
  * made by the first call, freed with the collider; NULL when memory runs out */
 struct cdContactCache *cd_colliderCache(cdCollider *c, const cdScene *scene);
 
+/* how many times the broad phase has run (collide.c keeps its candidates across steps) */
+long cd_colliderBroadphaseRuns(const cdCollider *c);
+
 /* appends to out (cleared first) every contact of the poses x (nbody x 3), R (nbody x 9,
  * row-major body-to-world rotations), given velocities v (nbody x 6: linear, angular,
  * world) used for the velocity-adaptive margin over a step dt; sorts out by key.

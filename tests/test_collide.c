@@ -456,6 +456,59 @@ CD_TEST(colliderFindsExactlyTheBruteForceContacts) {
   freeScene(&sc);
 }
 
+/* one collider kept over a run of moving poses gives, step by step, exactly the contacts of
+ * a fresh collider (whose broad phase runs on that step's boxes alone), while its broad
+ * phase runs on fewer steps than there are: the candidates kept across steps (collide.c)
+ * hold every pair and change no bit. The bodies drift slowly, and every 10th step one of
+ * them jumps, so that both the kept list and its renewal are exercised. */
+CD_TEST(candidatesKeptAcrossStepsChangeNoContact) {
+  cdScene sc = makeScene(400);
+  if (!sc.body) return;
+  sc.has_ground = 1;
+  randomScene(&sc, 2.5, 5);
+  double *x, *R, *v = cd_malloc((size_t)sc.nbody * 6 * sizeof(double));
+  poseArrays(&sc, &x, &R);
+  for (int i = 0; i < 6 * sc.nbody; i++) v[i] = urand(-0.5, 0.5);
+  cdCollider *kept = cd_colliderMake(&sc);
+  cdContactSet s, ref;
+  cd_contactSetInit(&s);
+  cd_contactSetInit(&ref);
+  double dt = 0.002;
+  int steps = 60, bad = 0, total = 0;
+  for (int k = 0; k < steps; k++) {
+    for (int i = 0; i < sc.nbody; i++)
+      for (int d = 0; d < 3; d++) x[3 * i + d] += dt * v[6 * i + d];
+    if (k % 10 == 9) x[3 * (k % sc.nbody)] += 0.3;
+    cdCollider *fresh = cd_colliderMake(&sc);
+    CHECK(cd_collide(kept, &sc, x, R, v, dt, &s) == CD_OK);
+    CHECK(fresh && cd_collide(fresh, &sc, x, R, v, dt, &ref) == CD_OK);
+    cd_colliderFree(fresh);
+    total += ref.ncon;
+    if (s.ncon != ref.ncon) {
+      bad++;
+      continue;
+    }
+    for (int i = 0; i < s.ncon; i++) {
+      const cdContact *a = &s.con[i], *b = &ref.con[i];
+      if (cd_contactKeyCompare(a, b) != 0 || a->gap != b->gap || memcmp(a->point, b->point, sizeof a->point) ||
+          memcmp(a->normal, b->normal, sizeof a->normal) || memcmp(a->t1, b->t1, sizeof a->t1) ||
+          memcmp(a->t2, b->t2, sizeof a->t2))
+        bad++;
+    }
+  }
+  long runs = cd_colliderBroadphaseRuns(kept);
+  CHECK_MSG(bad == 0, "%d contacts differ from a fresh collider's", bad);
+  CHECK_MSG(total > 100 * steps, "%d contacts in %d steps: the scene tests too little", total, steps);
+  CHECK_MSG(runs >= steps / 10 && runs < steps / 2, "the broad phase ran %ld times in %d steps", runs, steps);
+  cd_contactSetFree(&s);
+  cd_contactSetFree(&ref);
+  cd_colliderFree(kept);
+  cd_free(x);
+  cd_free(R);
+  cd_free(v);
+  freeScene(&sc);
+}
+
 /* hundreds of bodies at one point: every pair meets, the output is bounded by 8 a pair and
  * every normal is unit and finite */
 CD_TEST(manyBodiesAtOnePointTerminateWithFiniteContacts) {
