@@ -10,7 +10,9 @@
  *           CHOLMOD factors of M + J^T D J, or conjugate gradients where the factor would fill
  *           in, ccp_primal.c (tolerance 1e-8);
  *   apgd    Nesterov accelerated projected gradient on the dual in a per-contact diagonal
- *           metric from G's diagonal (cdCcpParams.apgd_metric), ccp_apgd.c (1e-6);
+ *           metric from G's diagonal (cdCcpParams.apgd_metric), after over-relaxed
+ *           Gauss-Seidel sweeps over the contacts above the tolerance (apgd_relax, ccp_relax.c),
+ *           ccp_apgd.c (1e-6);
  *   pgs     projected block Gauss-Seidel over contacts, ccp_pgs.c (1e-6);
  *   ipm     primal-dual interior point on the dual's conic form, ccp_ipm.c (1e-8);
  *   default primal or apgd, chosen each step by primal's cost and record (below).
@@ -171,7 +173,7 @@ static int ccpAuto(ccpState *st, cdContactProblem *p, const cdCcpParams *par, cd
 static int ccpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cdSolveStats *stats) {
   (void)contacts; /* the impulses go back through p->lambda; the core copies them */
   ccpState *st = state;
-  cdCcpParams par = {st->tolerance, st->max_iterations, 0, 0.0, 0.0, 1};
+  cdCcpParams par = {st->tolerance, st->max_iterations, 0, 0.0, 0.0, 1, 1};
   switch (st->solver) {
   case CCP_PRIMAL: st->used_primal = 1; return cd_ccpPrimalSolve(p, &par, st->primal, stats);
   case CCP_APGD: st->used_apgd = 1; return cd_ccpApgdSolve(p, &par, st->apgd, stats);

@@ -52,6 +52,9 @@ typedef struct cdCcpParams {
   int apgd_metric;         /* apgd: 1 in the per-contact diagonal metric from G's diagonal (fewer
                               iterations; what the ccp backend runs), 0 the Euclidean one (Mazhar et
                               al.'s method; the NCP's fixed point keeps it: ccp_apgd.c) */
+  int apgd_relax;          /* apgd: 1 to start with over-relaxed Gauss-Seidel sweeps over the contacts
+                              above the tolerance (ccp_relax.c; with apgd_metric, on a simulation
+                              step's problem: what the ccp backend runs), 0 without (ccp_apgd.c) */
 } cdCcpParams;
 
 /* Nesterov accelerated projected gradient (solvers/ccp_apgd.c). Its work object carries the

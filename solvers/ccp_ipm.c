@@ -608,7 +608,7 @@ int cd_ccpIpmSolve(cdContactProblem *p, const cdCcpParams *par, cholmod_common *
   }
   if (!stats->converged && isfinite(rbest)) {
     /* polish (see the opening comment); keep whichever is better */
-    cdCcpParams pp = {tol, CD_CCP_IPM_POLISH, 0, 0.0, 0.0, 0};
+    cdCcpParams pp = {tol, CD_CCP_IPM_POLISH, 0, 0.0, 0.0, 0, 0};
     cdSolveStats ps;
     int prc = cd_ccpPgsSolve(p, &pp, &ps);
     if (prc == CD_ERR_NOMEM) {

@@ -19,6 +19,7 @@
 
 #include "alloc.h"
 #include "ccp.h"
+#include "ccp_relax.h"
 #include "cone.h"
 #include "problem.h"
 #include "test.h"
@@ -38,7 +39,7 @@ static int secondOrder(int s) { return s >= SOLVER_IPM; }
 
 /* runs one solver on p (lambda in p as the warm start); primal/G hides the velocity-space form */
 static int runSolver(int s, cdContactProblem *p, double tol, int maxit, cdSolveStats *st) {
-  cdCcpParams par = {tol, maxit, 0, 0.0, 0.0, 1}; /* apgd as the backend runs it */
+  cdCcpParams par = {tol, maxit, 0, 0.0, 0.0, 1, 1}; /* apgd as the backend runs it */
   if (s == SOLVER_APGD) return cd_ccpApgdSolve(p, &par, NULL, st);
   if (s == SOLVER_PGS) return cd_ccpPgsSolve(p, &par, st);
   if (s == SOLVER_PRIMAL) return cd_ccpPrimalSolve(p, &par, NULL, st);
@@ -393,6 +394,63 @@ CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
          "    polish), primal <= %d Newton steps, primal/G <= %d, primal/cg <= %d\n",
          nsolved[0], nsolved[1], nsolved[2], nsolved[3], nsolved[4], nsolved[5], ntrial, worst, maxIpm, npolished,
          ntrial, maxNewton[0], maxNewton[1], maxNewton[2]);
+}
+
+CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
+  /* ccp_relax.c alone, from lambda = 0 on the random problems (G_ii full 3x3 blocks, so the
+   * step's curvature bound s_i > 1 is exercised): the worklist sweeps must empty their list,
+   * after which every contact's residual, recomputed from c̄ = G lambda + g anew, is within the
+   * threshold (1e-10 of the scale, up to the round-off of the incrementally kept c̄), and c̄
+   * must agree with the interior point's (1e-12) to 1e-6 of the scale, as the other solvers do */
+  rng r = {7};
+  const double dt = 0.01;
+  long maxUpd = 0;
+  for (int trial = 0; trial < 16; trial++) {
+    int nc = 3 + trial % 8, nb = 3 + trial % 2;
+    randomSystem sys;
+    randomSystemMake(&sys, &r, nb, nc);
+    double mu[12];
+    for (int i = 0; i < nc; i++) mu[i] = i % 5 == 4 ? 0.0 : 0.1 + 0.5 * (rnd(&r) + 1.0);
+    cdContactProblem p;
+    CHECK(randomProblem(&sys, dt, mu, &p) == 0);
+    double sr[12], ipn[12], ipt[12], iw[12], c[36], ref[36], smax = 0.0;
+    for (int i = 0; i < nc; i++) { /* apgd's metric and step (ccp_apgd.c) */
+      const double *B = &p.G.val[9 * (size_t)p.G.diag[i]];
+      double dn = B[0], dtn = 0.5 * (B[4] + B[8]), si = cd_ccpRelaxCurvature(B, dn, dtn);
+      smax = fmax(smax, si);
+      sr[i] = sqrt(dtn / dn);
+      ipn[i] = 1.0 / (si * dn);
+      ipt[i] = 1.0 / (si * dtn);
+      iw[i] = 1.0 / cd_contactProblemMeff(&p, i);
+    }
+    CHECK(smax > 1.0); /* full blocks: the bound is needed */
+    /* the interior point's c̄ */
+    cdSolveStats st;
+    CHECK(runSolver(SOLVER_IPM, &p, 1e-12, 0, &st) == CD_OK && st.converged);
+    cbarOf(&p, ref);
+    /* the sweeps from zero */
+    memset(p.lambda, 0, 3 * (size_t)nc * sizeof(double));
+    memcpy(c, p.g, 3 * (size_t)nc * sizeof(double));
+    double sc = cd_contactProblemVelocityScale(&p), thr = 1e-10 * sc;
+    int list[24];
+    unsigned char mark[12];
+    long upd = 0;
+    cdCcpRelaxMetric m = {sr, ipn, ipt, iw};
+    CHECK_MSG(cd_ccpRelax(&p, &m, thr, 1000000L * nc, p.lambda, c, list, mark, &upd) == 1,
+              "trial %d: the sweeps ran out of their budget (%ld updates)", trial, upd);
+    if (upd > maxUpd) maxUpd = upd;
+    for (int i = 0; i < nc; i++) { /* in K, up to the round-off of the scaled projection */
+      const double *l = &p.lambda[3 * i];
+      CHECK(l[0] >= 0.0 && hypot(l[1], l[2]) <= mu[i] * l[0] * (1.0 + 1e-14) + 1e-300);
+    }
+    cdConeResidual parts;
+    double rex = cd_coneResidualOf(&p, p.lambda, c, &parts);
+    CHECK_MSG(rex <= 1e-10 * (1.0 + 1e-3), "trial %d: residual %g after the sweeps (threshold 1e-10)", trial, rex);
+    for (int k = 0; k < 3 * nc; k++)
+      CHECK_MSG(fabs(c[k] - ref[k]) <= 1e-6 * sc, "trial %d c̄[%d] %.12g vs ipm %.12g", trial, k, c[k], ref[k]);
+    cd_contactProblemFree(&p);
+  }
+  printf("    16 random problems: the sweeps reached 1e-10 in at most %ld block updates\n", maxUpd);
 }
 
 CD_TEST(ccpImpulsesSolveTheVelocitySpacePrimal) {

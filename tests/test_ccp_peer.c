@@ -108,7 +108,7 @@ CD_TEST(ccpSolversPassThePeerFrictionContactCollections) {
     double r0 = p.ncon > 0 ? cd_coneResidualOf(&p, sol, work, NULL) : 0.0; /* of lambda = 0 */
     for (int s = 0; s < PS_N; s++) {
       memset(p.lambda, 0, 3 * (size_t)p.ncon * sizeof(double));
-      cdCcpParams par = {0, 0, 0, 0.0, 0.0, 1}; /* the production defaults (apgd as the backend runs it) */
+      cdCcpParams par = {0, 0, 0, 0.0, 0.0, 1, 1}; /* the production defaults (apgd as the backend runs it) */
       cdSolveStats st;
       clock_t t0 = clock();
       int r = s == PS_PRIMAL ? cd_ccpPrimalSolve(&p, &par, NULL, &st)

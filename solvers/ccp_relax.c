@@ -1,0 +1,112 @@
+/* ccp_relax.c: the CCP's over-relaxed block Gauss-Seidel over a worklist of contacts, the
+ * first phase of apgd on a simulation step (ccp_apgd.c).
+ *
+ * Problem (seed 001, the dual): min f(lambda) = 1/2 lambda^T G lambda + g^T lambda over
+ * lambda ∈ K = Π_i K_mu_i, whose KKT conditions are the CCP K ∋ lambda ⟂ c = G lambda + g ∈ K*.
+ *
+ * Step. Contact i alone moves, by one projected gradient step of f in the metric P_i =
+ * diag(pn_i, pt_i, pt_i) (apgd's), over-relaxed:
+ *     lambda_i <- Proj^P_K(lambda_i - omega / s_i P_i^-1 c_i),   s_i >= lambda_max(P_i^-1/2 G_ii P_i^-1/2),
+ * then c_j += G_ji d for the contacts j that share a body with i (d the change of lambda_i; G_ji =
+ * G_ij^T, so row i of G read transposed), s_i the largest absolute row sum of P_i^-1/2 G_ii
+ * P_i^-1/2 (Gershgorin's bound). f restricted to lambda_i is a quadratic whose curvature in the
+ * metric P_i is at most s_i, so for 0 < omega < 2 the step decreases f (a projected
+ * gradient step shorter than 2 / Lipschitz), and the sweeps are projected SOR (Mangasarian; for
+ * the CCP Tasora & Anitescu 2011) with an inexact block solve. For a sphere's contact G_ii is
+ * diag(pn, pt, pt) exactly in the contact frame (s_i = 1): the step with omega = 1 is the exact
+ * block minimiser, the classic SOR step.
+ *
+ * Worklist. Only contacts whose residual r_i = ||l_i - Proj_K(l_i - c_i)|| (cone.h, l_i =
+ * lambda_i / meff_i) exceeds thr are moved: the first pass over every contact lists them, and each
+ * later pass visits the contacts that the pass before moved or touched (a contact's r_i changes
+ * only when it or a contact sharing a body moves), moving those still above thr. When a pass
+ * lists nothing, every contact is within thr (by the incrementally kept c; the caller recomputes
+ * c and decides). On a step of a sphere pile from the last step's impulses the residual sits at
+ * a few hundred contacts and shrinks to a few as the sweeps go on, so the sweeps cost a fraction
+ * of full ones (measured on ccp_apgd.c's pile: opening comment there).
+ */
+#include "ccp_relax.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cone.h"
+
+#define RELAX_OMEGA 1.6 /* the over-relaxation (ccp_apgd.c's opening comment has the measured choice) */
+
+double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt) {
+  double q[3] = {1.0 / sqrt(pn), 1.0 / sqrt(pt), 1.0 / sqrt(pt)}, s = 0.0;
+  for (int r = 0; r < 3; r++) {
+    double row = 0.0;
+    for (int c = 0; c < 3; c++) row += fabs(q[r] * 0.5 * (Gii[3 * r + c] + Gii[3 * c + r]) * q[c]);
+    s = row > s ? row : s;
+  }
+  return s;
+}
+
+/* r_i^2 of contact i at lambda, c */
+static inline double residual2(const cdContactProblem *p, int i, const double *lambda, const double *c, double iw) {
+  const double *li = &lambda[3 * i], *ci = &c[3 * i];
+  double l[3] = {iw * li[0], iw * li[1], iw * li[2]}, a[3] = {l[0] - ci[0], l[1] - ci[1], l[2] - ci[2]}, pa[3];
+  cd_coneProject(p->mu[i], a, pa);
+  double d0 = l[0] - pa[0], d1 = l[1] - pa[1], d2 = l[2] - pa[2];
+  return d0 * d0 + d1 * d1 + d2 * d2;
+}
+
+int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, long budget, double *lambda,
+                double *c, int *list, unsigned char *mark, long *updates) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon, nl = 0, *next = list + nc;
+  double thr2 = thr * thr;
+  long upd = 0;
+  for (int i = 0; i < nc; i++) {
+    mark[i] = 0;
+    if (residual2(p, i, lambda, c, m->iw[i]) > thr2) list[nl++] = i;
+  }
+  for (int pass = 0; nl > 0; pass++) {
+    int nn = 0;
+    for (int q = 0; q < nl; q++) mark[list[q]] = 0; /* marks now say: in the next pass's list */
+    for (int q = 0; q < nl; q++) {
+      int i = list[q];
+      /* the first pass listed only contacts above thr; a later one checks what it visits */
+      if (pass > 0 && !(residual2(p, i, lambda, c, m->iw[i]) > thr2)) continue;
+      if (upd >= budget) {
+        *updates = upd;
+        return 0;
+      }
+      double *li = &lambda[3 * i];
+      const double *ci = &c[3 * i];
+      double sn = RELAX_OMEGA * m->ipn[i], st = RELAX_OMEGA * m->ipt[i], x[3];
+      double a[3] = {li[0] - sn * ci[0], li[1] - st * ci[1], li[2] - st * ci[2]};
+      cd_coneProjectScaled(p->mu[i], m->sr[i], a, x);
+      double d0 = x[0] - li[0], d1 = x[1] - li[1], d2 = x[2] - li[2];
+      upd++;
+      if (d0 == 0.0 && d1 == 0.0 && d2 == 0.0) continue;
+      li[0] = x[0];
+      li[1] = x[1];
+      li[2] = x[2];
+      for (int k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
+        const double *B = &G->val[9 * (size_t)k]; /* block (i, j): its transpose is block (j, i) */
+        int j = G->col[k];
+        double *cj = &c[3 * (size_t)j];
+        cj[0] += B[0] * d0 + B[3] * d1 + B[6] * d2;
+        cj[1] += B[1] * d0 + B[4] * d1 + B[7] * d2;
+        cj[2] += B[2] * d0 + B[5] * d1 + B[8] * d2;
+        if (!mark[j]) {
+          mark[j] = 1;
+          next[nn++] = j;
+        }
+      }
+    }
+    if (8 * nn > nc) { /* a long list in index order: the order of G's rows, fewer cache misses */
+      int k = 0;
+      for (int j = 0; j < nc; j++)
+        if (mark[j]) list[k++] = j;
+    } else {
+      memcpy(list, next, (size_t)nn * sizeof *list);
+    }
+    nl = nn;
+  }
+  *updates = upd;
+  return nl == 0;
+}

@@ -1,0 +1,31 @@
+/* ccp_relax.h: over-relaxed block Gauss-Seidel over a worklist of contacts (ccp_relax.c), the
+ * first phase of apgd on a simulation step's CCP (ccp_apgd.c). */
+#ifndef CD_CCP_RELAX_H
+#define CD_CCP_RELAX_H
+
+#include "problem.h"
+
+/* s_i for contact i's diagonal block Gii (3x3, row-major) in the metric diag(pn, pt, pt): the
+ * largest absolute row sum of P^-1/2 Gii P^-1/2 (Gershgorin), a bound on its largest eigenvalue,
+ * exact for a diagonal block (a sphere's contact: 1) */
+double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt);
+
+/* The per-contact data of the sweeps, in the metric P_i = diag(pn_i, pt_i, pt_i) (apgd's,
+ * ccp_apgd.c): its projection scale sr_i = sqrt(pt_i / pn_i), the step 1 / (s_i P_i) with
+ * s_i >= lambda_max(P_i^-1/2 G_ii P_i^-1/2) (cd_ccpRelaxCurvature; 1 for a sphere's contact), and 1 / meff_i (cone.h). */
+typedef struct cdCcpRelaxMetric {
+  const double *sr;        /* (ncon) */
+  const double *ipn, *ipt; /* (ncon) 1 / (s_i pn_i), 1 / (s_i pt_i) */
+  const double *iw;        /* (ncon) 1 / meff_i */
+} cdCcpRelaxMetric;
+
+/* Sweeps over the contacts whose residual r_i (cone.h, unscaled: m/s) exceeds thr, on a
+ * problem whose G is symmetric by construction (a simulation step's), each contact's impulse
+ * moved by one over-relaxed projected step, until no contact exceeds thr or the sweeps have made
+ * budget block updates. lambda (3 ncon) in K and c = G lambda + g (3 ncon) are updated in place
+ * (c incrementally). list: 2 ncon ints, mark: ncon bytes of workspace. Returns 1 when no contact
+ * exceeds thr (by the incremental c), 0 when the budget ran out; *updates: the block updates made. */
+int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, long budget, double *lambda,
+                double *c, int *list, unsigned char *mark, long *updates);
+
+#endif
