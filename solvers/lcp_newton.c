@@ -1110,6 +1110,19 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, do
   return 0;
 }
 
+/* a fresh factorization of the system assembled in s (with KLU's pivot search), then
+ * refine from s->q; 0 ok, 1 the factorization or a solve failed, CD_ERR_NOMEM */
+static int refactorAndRefine(cdLcpNewton *s, const cdContactProblem *p, int n, int nf, int kind, double rtol,
+                             double *rn, cdLcpNewtonStats *st) {
+  if (factor(s, nf, kind, 1)) {
+    dropAnalysis(s);
+    return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
+  }
+  st->factorizations++;
+  st->body += kind == SYS_BODY;
+  return refine(s, p, n, kind, rtol, 0.9, rn, st);
+}
+
 /* G for a system in K's form (kind), built on demand through lazy (cdLcpNewtonOptions'
  * delassus); 0 ok, 1 G is not built and cannot be (no lazy: the caller's contract broken),
  * CD_ERR_NOMEM */
@@ -1178,10 +1191,8 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
     if (rc < 0) return CD_ERR_NOMEM;
   }
   if (!rc && kind != SYS_CHOL && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
-  if (getenv("LCPN_DEBUG")) fprintf(stderr, "    solveModes start rn/vs %.3g held %d numeric %d kind %d\n", rn / ctol * 1e-8, held, s->numeric, kind);
   if (!rc && held && s->numeric) {
     rc = refine(s, p, n, kind, rtol, REUSE_RATE, &rn, st);
-    if (getenv("LCPN_DEBUG")) fprintf(stderr, "    reuse -> rc %d rn/vs %.3g\n", rc, rn / ctol * 1e-8);
     if (rc == CD_ERR_NOMEM) return rc;
     if (!rc && rn <= rtol) return 0;
     rc = 0; /* (a failed solve with the old factorization: a new one) */
@@ -1197,17 +1208,10 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   st->symmetric += kind == SYS_CHOL;
   st->body += kind == SYS_BODY;
   rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
-  if (getenv("LCPN_DEBUG")) fprintf(stderr, "    fresh(refactored %d) -> rc %d rn/vs %.3g solves %d\n", s->refactored, rc, rn / ctol * 1e-8, st->solves);
   if (rc == CD_ERR_NOMEM) return rc;
   if (s->refactored && (rc || rn > ctol)) {
     /* the earlier pivot order did not hold: factored afresh, with KLU's pivot search */
-    if (factor(s, nf, kind, 1)) {
-      dropAnalysis(s);
-      return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
-    }
-    st->factorizations++;
-    st->body++;
-    rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+    rc = refactorAndRefine(s, p, n, nf, kind, rtol, &rn, st);
     if (rc == CD_ERR_NOMEM) return rc;
   }
   if (kind == SYS_BODY && s->freg > REG && (rc || rn > ctol)) {
@@ -1215,13 +1219,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
      * at REG, kept from here on */
     s->breg = REG;
     if (assembleBody(s, p, &nf)) return CD_ERR_NOMEM;
-    if (factor(s, nf, kind, 1)) {
-      dropAnalysis(s);
-      return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
-    }
-    st->factorizations++;
-    st->body++;
-    rc = refine(s, p, n, kind, rtol, 0.9, &rn, st);
+    rc = refactorAndRefine(s, p, n, nf, kind, rtol, &rn, st);
   }
   if (rc) return rc == CD_ERR_NOMEM ? rc : 1;
   return rn <= ctol ? 0 : 1;

@@ -234,6 +234,15 @@ static int randomProblem(const randomSystem *sys, double dt, const double *mu, c
   return 0;
 }
 
+/* trial's random problem of the collections below: 3 to 10 contacts on 3 or 4 bodies, every
+ * fifth contact frictionless, the others mu in [0.1, 1.1] */
+static int randomTrial(rng *r, int trial, double dt, randomSystem *sys, double mu[12], cdContactProblem *p) {
+  int nc = 3 + trial % 8, nb = 3 + trial % 2;
+  randomSystemMake(sys, r, nb, nc);
+  for (int i = 0; i < nc; i++) mu[i] = i % 5 == 4 ? 0.0 : 0.1 + 0.5 * (rnd(r) + 1.0);
+  return randomProblem(sys, dt, mu, p);
+}
+
 /* the frictionless CCP is the LCP G_NN l + g_N >= 0 ⟂ l >= 0 on the normal components:
  * enumerate the 2^ncon active sets, solving G_SS l_S = -g_S by Gaussian elimination */
 static int lcpEnumerate(const cdContactProblem *p, double *lN) {
@@ -337,13 +346,11 @@ CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
   int nsolved[NSOLVER] = {0}, ntrial = 24, npolished = 0, maxIpm = 0, maxNewton[3] = {0, 0, 0};
   double worst = 0.0;
   for (int trial = 0; trial < ntrial; trial++) {
-    int nc = 3 + trial % 8, nb = 3 + trial % 2;
+    int nc = 3 + trial % 8;
     randomSystem sys;
-    randomSystemMake(&sys, &r, nb, nc);
     double mu[12];
-    for (int i = 0; i < nc; i++) mu[i] = i % 5 == 4 ? 0.0 : 0.1 + 0.5 * (rnd(&r) + 1.0);
     cdContactProblem p;
-    CHECK(randomProblem(&sys, dt, mu, &p) == 0);
+    CHECK(randomTrial(&r, trial, dt, &sys, mu, &p) == 0);
     double cb[NSOLVER][36];
     for (int s = 0; s < NSOLVER; s++) {
       memset(p.lambda, 0, 3 * (size_t)nc * sizeof(double));
@@ -406,13 +413,11 @@ CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
   const double dt = 0.01;
   long maxUpd = 0;
   for (int trial = 0; trial < 16; trial++) {
-    int nc = 3 + trial % 8, nb = 3 + trial % 2;
+    int nc = 3 + trial % 8;
     randomSystem sys;
-    randomSystemMake(&sys, &r, nb, nc);
     double mu[12];
-    for (int i = 0; i < nc; i++) mu[i] = i % 5 == 4 ? 0.0 : 0.1 + 0.5 * (rnd(&r) + 1.0);
     cdContactProblem p;
-    CHECK(randomProblem(&sys, dt, mu, &p) == 0);
+    CHECK(randomTrial(&r, trial, dt, &sys, mu, &p) == 0);
     double sr[12], ipn[12], ipt[12], iw[12], c[36], ref[36], smax = 0.0;
     for (int i = 0; i < nc; i++) { /* apgd's metric and step (ccp_apgd.c) */
       const double *B = &p.G.val[9 * (size_t)p.G.diag[i]];
