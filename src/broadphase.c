@@ -335,9 +335,7 @@ int cd_broadphasePairs(cdBroadphase *bp, int n, const double *aabb, const int *f
               if (l == li && j <= i) continue;
               if (fixed && fixed[i] && fixed[j]) continue;
               const double *bj = &aabb[6 * j];
-              if (bi[0] > bj[3] || bj[0] > bi[3] || bi[1] > bj[4] || bj[1] > bi[4] || bi[2] > bj[5] ||
-                  bj[2] > bi[5])
-                continue;
+              if (!cd_boxesOverlap(bi, bj)) continue;
               if (growPairs(bp, np + 1)) return CD_ERR_NOMEM;
               bp->pair[2 * np] = i < j ? i : j;
               bp->pair[2 * np + 1] = i < j ? j : i;

@@ -28,6 +28,12 @@ static inline double cd_speedBound(const double v6[6], double R) { return cd_v3n
  * together cover the pair's margin): aabb = (lo x, lo y, lo z, hi x, hi y, hi z) */
 void cd_broadphaseBounds(const cdBodyDef *b, const double x[3], const double R[9], double share, double aabb[6]);
 
+/* boxes a, b (lo x, y, z, hi x, y, z) overlap: closed intervals on all three axes, the test
+ * that makes a pair a candidate (finite boxes) */
+static inline int cd_boxesOverlap(const double a[6], const double b[6]) {
+  return !(a[0] > b[3] || b[0] > a[3] || a[1] > b[4] || b[1] > a[4] || a[2] > b[5] || b[2] > a[5]);
+}
+
 /* the candidate pairs of n boxes aabb (n x 6); fixed (n) marks fixed bodies (NULL: none).
  * A box with a non-finite coordinate takes part in no pair. On return *pairs points to
  * *npair pairs (npair x 2, a < b; valid until the next call or cd_broadphaseFree), sorted

@@ -34,7 +34,7 @@
  * while every later step's box lies inside the grown one it was listed with. Any two of a
  * later step's boxes that overlap then have overlapping grown boxes, so the kept list holds
  * every pair the broad phase would give that step; those that pass its own test on that
- * step's boxes (boxesOverlap) are exactly those pairs, in the same order, and the contacts
+ * step's boxes (cd_boxesOverlap) are exactly those pairs, in the same order, and the contacts
  * are the same to the last bit. A body that leaves its grown box (or a box not finite) makes
  * the broad phase run again, for all. On a settling pile it runs a few times a second
  * instead of every step.
@@ -69,9 +69,9 @@ struct cdCollider {
   cdBroadphase *bp;
   /* the candidate list kept across steps (see "Candidates across steps" above): the boxes
    * the broad phase last ran on, each a step's box grown by its skin, and its pairs */
-  double *skin_box; /* (nbody x 6) */
-  cdPairList skin_pairs;
-  int skin_valid;
+  double *skin_box;     /* (nbody x 6) */
+  const int *skin_pair; /* (nskin x 2) the broad phase's output, valid until its next run */
+  int nskin, skin_valid;
   long broadphase_runs; /* how many times the broad phase ran (tests, bench) */
   cdContactCache *cache; /* force models only (cd_colliderCache), else NULL */
 };
@@ -83,7 +83,6 @@ void cd_colliderFree(cdCollider *c) {
   cd_free(c->size);
   cd_free(c->fixed);
   cd_free(c->skin_box);
-  cd_free(c->skin_pairs.ab);
   cd_broadphaseFree(c->bp);
   cd_contactCacheFree(c->cache);
   cd_free(c);
@@ -236,11 +235,6 @@ static double pairMargin(const cdScene *scene, int list, double u, double dt, do
   return list ? cd_collideMargin(scene, 0, dt, s) + dt * u : cd_collideMargin(scene, u, dt, s);
 }
 
-/* closed intervals on all three axes, as the broad phase tests them */
-static int boxesOverlap(const double a[6], const double b[6]) {
-  return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] && b[2] <= a[5];
-}
-
 /* the step's boxes each inside the box the list was made for (a non-finite one never is) */
 static int skinHolds(const cdCollider *c, int n) {
   if (!c->skin_valid) return 0;
@@ -252,7 +246,7 @@ static int skinHolds(const cdCollider *c, int n) {
   return 1;
 }
 
-/* c->skin_pairs: kept while it holds, else the broad phase on the step's boxes grown by
+/* c->skin_pair: kept while it holds, else the broad phase on the step's boxes grown by
  * their skins */
 static int skinPairs(cdCollider *c, int n, double dt) {
   if (skinHolds(c, n)) return CD_OK;
@@ -264,15 +258,9 @@ static int skinPairs(cdCollider *c, int n, double dt) {
       c->skin_box[6 * i + 3 + k] = c->aabb[6 * i + 3 + k] + d;
     }
   }
-  int npair;
-  const int *pair;
-  int rc = cd_broadphasePairs(c->bp, n, c->skin_box, c->fixed, &npair, &pair);
+  int rc = cd_broadphasePairs(c->bp, n, c->skin_box, c->fixed, &c->nskin, &c->skin_pair);
   if (rc) return rc;
   c->broadphase_runs++;
-  c->skin_pairs.n = 0;
-  if (pairReserve(&c->skin_pairs, npair)) return CD_ERR_NOMEM;
-  if (npair > 0) memcpy(c->skin_pairs.ab, pair, (size_t)npair * 2 * sizeof *pair);
-  c->skin_pairs.n = npair;
   c->skin_valid = 1;
   return CD_OK;
 }
@@ -305,11 +293,11 @@ static int collideAll(cdCollider *c, const cdScene *scene, const double *x, cons
       if (pairs && out->ncon > start && (rc = cd_pairListPush(pairs, -1, i))) return rc;
     }
   }
-  for (int p = 0; p < c->skin_pairs.n; p++) {
-    int ia = c->skin_pairs.ab[2 * p], ib = c->skin_pairs.ab[2 * p + 1];
+  for (int p = 0; p < c->nskin; p++) {
+    int ia = c->skin_pair[2 * p], ib = c->skin_pair[2 * p + 1];
     /* the broad phase's own test on this step's boxes (broadphase.h): the list's pairs
      * that pass it are exactly the pairs it would give, in the same order */
-    if (!boxesOverlap(&c->aabb[6 * ia], &c->aabb[6 * ib])) continue;
+    if (!cd_boxesOverlap(&c->aabb[6 * ia], &c->aabb[6 * ib])) continue;
     double s = c->size[ia] < c->size[ib] ? c->size[ia] : c->size[ib];
     int start = out->ncon;
     rc = cd_collidePair(scene, ia, ib, x, R, pairMargin(scene, pairs != NULL, c->speed[ia] + c->speed[ib], dt, s), out);
