@@ -44,15 +44,6 @@ double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt) {
   return s;
 }
 
-/* r_i^2 of contact i at lambda, c */
-static inline double residual2(const cdContactProblem *p, int i, const double *lambda, const double *c, double iw) {
-  const double *li = &lambda[3 * i], *ci = &c[3 * i];
-  double l[3] = {iw * li[0], iw * li[1], iw * li[2]}, a[3] = {l[0] - ci[0], l[1] - ci[1], l[2] - ci[2]}, pa[3];
-  cd_coneProject(p->mu[i], a, pa);
-  double d0 = l[0] - pa[0], d1 = l[1] - pa[1], d2 = l[2] - pa[2];
-  return d0 * d0 + d1 * d1 + d2 * d2;
-}
-
 int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, long budget, double *lambda,
                 double *c, int *list, unsigned char *mark, long *updates) {
   const cdBlockMatrix *G = &p->G;
@@ -61,7 +52,7 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
   long upd = 0;
   for (int i = 0; i < nc; i++) {
     mark[i] = 0;
-    if (residual2(p, i, lambda, c, m->iw[i]) > thr2) list[nl++] = i;
+    if (cd_coneNatural2(p->mu[i], m->iw[i], &lambda[3 * i], &c[3 * i]) > thr2) list[nl++] = i;
   }
   for (int pass = 0; nl > 0; pass++) {
     int nn = 0;
@@ -69,7 +60,7 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
     for (int q = 0; q < nl; q++) {
       int i = list[q];
       /* the first pass listed only contacts above thr; a later one checks what it visits */
-      if (pass > 0 && !(residual2(p, i, lambda, c, m->iw[i]) > thr2)) continue;
+      if (pass > 0 && !(cd_coneNatural2(p->mu[i], m->iw[i], &lambda[3 * i], &c[3 * i]) > thr2)) continue;
       if (upd >= budget) {
         *updates = upd;
         return 0;

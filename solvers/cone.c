@@ -82,16 +82,13 @@ double cd_coneResidualShifted(const cdContactProblem *p, const double *lambda, c
   int finite = 1;
   for (int i = 0; i < p->ncon; i++) {
     const double *cb = &cbar[3 * i];
-    double mu = p->mu[i], w = 1.0 / (p->meff ? p->meff[i] : cd_contactProblemMeff(p, i)), a[3], pa[3], d[3];
-    double l[3] = {w * lambda[3 * i], w * lambda[3 * i + 1], w * lambda[3 * i + 2]};
+    double mu = p->mu[i], w = 1.0 / (p->meff ? p->meff[i] : cd_contactProblemMeff(p, i)), pa[3], d[3];
     double c[3] = {coulomb ? cb[0] + mu * hypot(cb[1], cb[2]) : cb[0], cb[1], cb[2]};
-    for (int k = 0; k < 3; k++) a[k] = l[k] - c[k];
-    cd_coneProject(mu, a, pa);
-    for (int k = 0; k < 3; k++) d[k] = l[k] - pa[k];
     /* squared norms in the loop, one root at the end */
-    double dn = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    double dn = cd_coneNatural2(mu, w, &lambda[3 * i], c);
     r.natural = dmax(r.natural, dn);
     if (parts) {
+      double l[3] = {w * lambda[3 * i], w * lambda[3 * i + 1], w * lambda[3 * i + 2]};
       cd_coneProject(mu, l, pa);
       for (int k = 0; k < 3; k++) d[k] = l[k] - pa[k];
       r.cone = dmax(r.cone, norm3(d));

@@ -40,6 +40,16 @@ static inline void cd_coneProject(double mu, const double x[3], double y[3]) {
   }
 }
 
+/* the square of one contact's natural-map residual ||l - Proj_K(l - c)||, l = w lambda (w =
+ * 1 / meff: the impulse as a velocity), c its c̄ (cd_coneResidual's term, which the sweeps of
+ * ccp_relax.c test contact by contact) */
+static inline double cd_coneNatural2(double mu, double w, const double lambda[3], const double c[3]) {
+  double l[3] = {w * lambda[0], w * lambda[1], w * lambda[2]}, a[3] = {l[0] - c[0], l[1] - c[1], l[2] - c[2]}, pa[3];
+  cd_coneProject(mu, a, pa);
+  double d0 = l[0] - pa[0], d1 = l[1] - pa[1], d2 = l[2] - pa[2];
+  return d0 * d0 + d1 * d1 + d2 * d2;
+}
+
 /* y = the projection of x on K_mu in the metric diag(1, s^2, s^2) (s > 0: the tangential
  * components weigh s^2 times the normal one), the minimiser of (y_N - x_N)^2 + s^2 ||y_T -
  * x_T||^2 over K_mu; y may alias x. The map (n, t) -> (n, s t) takes K_mu onto K_{s mu} and
