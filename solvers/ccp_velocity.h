@@ -1,5 +1,6 @@
 /* ccp_velocity.h: the products with a contact problem's velocity-space form (problem.h) that
- * the primal solver makes: J, J^T and M^-1 (O(contacts + bodies) each). G = J M^-1 J^T applied
+ * the primal solver makes, and the LCP's Delassus product while G is not built (lcp.c): J, J^T
+ * and M^-1 (O(contacts + bodies) each). G = J M^-1 J^T applied
  * through them measured 35-40% more instructions than a product with the assembled G on sphere
  * piles (callgrind, pile-1000 and the 64-sphere pile), so apgd keeps G. All need p->nbody > 0. */
 #ifndef CD_CCP_VELOCITY_H

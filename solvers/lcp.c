@@ -72,10 +72,10 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "ccp_velocity.h"
 #include "lcp_bgs.h"
 #include "lcp_lemke.h"
 #include "lcp_newton.h"
-#include "vec3.h"
 
 int cd_lcpSize(int ncon, int m) { return ncon * (m + 2); }
 
@@ -195,22 +195,12 @@ void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, do
     cd_blockMatrixMul(&p->G, x, y);
     return;
   }
-  int nc = p->ncon;
-  /* y = (J M^-1) (J^T x), contact by contact */
-  memset(wb, 0, 6 * (size_t)p->nbody * sizeof *wb);
-  for (int i = 0; i < nc; i++) cd_contactProblemRowsTMulAdd(p, i, &x[3 * i], wb);
-  if (p->delassus_pending) {
-    /* no J M^-1 without the build: wb = M^-1 wb, then y = J wb */
-    for (int k = 0; k < p->nbody; k++) {
-      double *v = &wb[6 * (size_t)k], w[3];
-      for (int e = 0; e < 3; e++) v[e] *= p->minv[k];
-      cd_m3mulv(w, &p->Iinv[9 * (size_t)k], &v[3]);
-      v[3] = w[0], v[4] = w[1], v[5] = w[2];
-    }
-    for (int i = 0; i < nc; i++) cd_contactProblemRowsMul(p, p->J, i, wb, &y[3 * i]);
-    return;
-  }
-  for (int i = 0; i < nc; i++) cd_contactProblemRowsMul(p, p->JM, i, wb, &y[3 * i]);
+  /* y = (J M^-1) (J^T x), contact by contact; while G is not built there is no J M^-1 either:
+   * wb = M^-1 (J^T x) body by body, then y = J wb */
+  cd_ccpJtMul(p, x, wb);
+  if (p->delassus_pending) cd_ccpMinvMul(p, wb);
+  const double *JM = p->delassus_pending ? p->J : p->JM;
+  for (int i = 0; i < p->ncon; i++) cd_contactProblemRowsMul(p, JM, i, wb, &y[3 * i]);
 }
 
 /* u = G lambda(z) + g into work + 3 ncon; returns it */
