@@ -48,8 +48,10 @@
  * cap). Every fall from one solver to the next, and every active-set try that did not
  * solve, is in stats->fallbacks, so it is never silent.
  * Warm start: lambda_n and beta from the previous step's contact (the core carries them by
- * key), alpha from the contact set's alpha rows when they reproduce lambda_T, else
- * cd_lcpAlphaFromTangent.
+ * key), alpha from the contact set's alpha rows when they reproduce lambda_T; where they do
+ * not (the frame turned with the normal), a contact that slid at a vertex (beta > 0, one
+ * alpha) slides at the vertex nearest lambda_T in the new frame, and otherwise
+ * cd_lcpAlphaFromTangent splits lambda_T over the two directions around it.
  * Outputs: p->lambda = (lambda_n, D alpha) per contact, each contact's beta, and the
  * contact set's alpha rows (m a contact). stats (per step; each solver's unit):
  *   iterations      Lemke pivots + active sets solved (Newton, inside bgs too) + bgs sweeps;
@@ -386,20 +388,45 @@ static void warmStart(const cdLcpState *s, const cdContactProblem *p, const cdCo
     z[i] = fmax(0.0, lam[0]);
     z[nc + nc * m + i] = contacts ? fmax(0.0, contacts->con[i].beta) : 0.0;
     /* the carried alpha row, when it is non-negative and reproduces lambda_T */
-    int ok = contacts && contacts->nalpha == m && contacts->alpha;
+    int ok = contacts && contacts->nalpha == m && contacts->alpha, npos = 0;
     if (ok) {
       const double *a = &contacts->alpha[(size_t)i * (size_t)m];
       double t1 = 0.0, t2 = 0.0;
       for (int l = 0; l < m; l++) {
         ok &= a[l] >= 0.0;
+        npos += a[l] > 0.0;
         t1 += s->D[2 * l] * a[l];
         t2 += s->D[2 * l + 1] * a[l];
       }
       double scale = fabs(lam[0]) + fabs(lam[1]) + fabs(lam[2]); /* (relative: any unit of mass) */
-      ok &= fabs(t1 - lam[1]) <= 1e-9 * scale && fabs(t2 - lam[2]) <= 1e-9 * scale;
-      if (ok) memcpy(alpha, a, (size_t)m * sizeof *alpha);
+      if (ok && fabs(t1 - lam[1]) <= 1e-9 * scale && fabs(t2 - lam[2]) <= 1e-9 * scale) {
+        memcpy(alpha, a, (size_t)m * sizeof *alpha);
+        continue;
+      }
     }
-    if (!ok) cd_lcpAlphaFromTangent(m, s->D, &lam[1], alpha);
+    if (ok && npos == 1 && z[nc + nc * m + i] > 0.0) {
+      /* a contact that slid at a vertex of the polygon in a frame that has turned since
+       * (the frame follows the normal: spheres that roll on each other turn theirs every
+       * step): still at a vertex, the one nearest lambda_T in the new frame (split over two
+       * directions it would read as sliding along an edge: on the 1000-sphere pile, S2 10,
+       * nearly every vertex slide of a step was read so). Where lambda_T lies on a direction
+       * already (a quarter turn of cd_tangentFrame's tie on a box's near-axis normal) the
+       * split below is kept: the 8-row pyramid's test measured 7 factorizations in 200 steps
+       * with it, 76 with the vertex */
+      int k = 0;
+      double dmax = -INFINITY;
+      for (int l = 0; l < m; l++) {
+        double d = s->D[2 * l] * lam[1] + s->D[2 * l + 1] * lam[2];
+        alpha[l] = 0.0;
+        if (d > dmax) dmax = d, k = l;
+      }
+      double lt = hypot(lam[1], lam[2]);
+      if (dmax < (1.0 - 1e-9) * lt) {
+        alpha[k] = lt;
+        continue;
+      }
+    }
+    cd_lcpAlphaFromTangent(m, s->D, &lam[1], alpha);
   }
 }
 

@@ -19,6 +19,10 @@ typedef struct cdLcpNewtonOptions {
   int form;            /* the system each active set factors: CD_LCP_NEWTON_FORM_AUTO (0: the body form
                           where it is the smaller, lcp_newton.c), _CONTACT (K always) or _BODY (the
                           body form wherever the problem has its velocity-space form) */
+  int local_modes;     /* 1: a violated contact takes the mode of its own block LCP with the
+                          others' impulses fixed (cd_bgsBlockSolve, a Gauss-Seidel step), and
+                          the mode-change rule of its largest violation only where that is its
+                          present mode; 0: that rule alone (lcp_newton.c: nextMode, localMode) */
   cdContactProblem *delassus; /* the problem itself when its G may be still unbuilt
                                  (p->delassus_pending): built here the first time a system in
                                  K's form needs it (the body form and the products need none);
