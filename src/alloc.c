@@ -38,7 +38,7 @@ static int injected(void) {
 /* ---- the heap in huge pages (alloc.h, cd_allocHugeHeap) ---- */
 
 static atomic_uintptr_t g_advised; /* the heap's end as far as it is advised; 0: off */
-static void *g_guard;               /* the block that starts the advised heap (cd_allocHugeHeap) */
+static void *volatile g_guard;      /* the block that starts the advised heap (cd_allocHugeHeap), kept */
 #define HUGE_PAD (32 << 20)         /* bytes the heap grows past a request */
 
 /* the kernel's transparent huge page size when it gives them to regions that ask (madvise) or
