@@ -9,8 +9,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#ifdef __GLIBC__
+
+/* the heap in huge pages needs glibc's malloc (its options, its use of the break); ASan's
+ * allocator is its own */
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#define HUGE_HEAP 1
 #include <malloc.h>
+#else
+#define HUGE_HEAP 0
 #endif
 
 /* atomic: the recorder's writer thread allocates beside the main thread (its contact
@@ -36,6 +42,7 @@ static int injected(void) {
 }
 
 /* ---- the heap in huge pages (alloc.h, cd_allocHugeHeap) ---- */
+#if HUGE_HEAP
 
 static atomic_uintptr_t g_advised; /* the heap's end as far as it is advised; 0: off */
 static void *volatile g_guard;      /* the block that starts the advised heap (cd_allocHugeHeap), kept */
@@ -72,7 +79,6 @@ static void heapAdvise(void) {
 }
 
 int cd_allocHugeHeap(void) {
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) /* (ASan's allocator is its own) */
   size_t thp = thpSize();
   if (!thp || atomic_load(&g_advised)) return 0;
   /* the heap grows HUGE_PAD past each request, rarely, and is not trimmed; blocks up to 32 MiB
@@ -94,10 +100,12 @@ int cd_allocHugeHeap(void) {
   atomic_store(&g_advised, a);
   heapAdvise();
   return 1;
-#else
-  return 0;
-#endif
 }
+
+#else
+static void heapAdvise(void) {}
+int cd_allocHugeHeap(void) { return 0; }
+#endif
 
 void *cd_malloc(size_t size) {
   if (injected()) return NULL;
