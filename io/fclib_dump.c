@@ -1,19 +1,16 @@
-/* fclib_dump.c: a step's contact problem as an FCLIB local problem, through libfclib (what is
- * written, and why local, in fclib_dump.h). */
+/* fclib_dump.c: a step's contact problem as an FCLIB local problem, written with plain HDF5
+ * calls in the layout libfclib reads (what is written, and why local, in fclib_dump.h). */
 #include "fclib_dump.h"
 
 #include <errno.h>
-#include <fclib.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "backend.h"
-
 int cd_fclibDumpPrepare(const char *dir, char *err, size_t errlen) {
   struct stat st;
   if (strlen(dir) > CD_FCLIB_DIR_MAX) {
@@ -40,15 +37,65 @@ void cd_fclibStepPath(const char *dir, long step, char *out, size_t n) {
   snprintf(out, n, "%s/step-%08ld.hdf5", dir, step);
 }
 
-/* the directory part of path ("." when none) into out */
-static void dirOf(const char *path, char *out, size_t n) {
-  const char *slash = strrchr(path, '/');
-  if (!slash)
-    snprintf(out, n, ".");
-  else if (slash == path)
-    snprintf(out, n, "/");
-  else
-    snprintf(out, n, "%.*s", (int)(slash - path), path);
+/* one dataset under g: n values of type t (a 1-d array, as libfclib writes even a scalar);
+ * 0 or -1 */
+static int putArray(hid_t g, const char *name, hid_t t, const void *v, hsize_t n) {
+  hid_t sp = H5Screate_simple(1, &n, NULL);
+  hid_t ds = sp < 0 ? -1 : H5Dcreate2(g, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  int ok = ds >= 0 && H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
+  if (ds >= 0) H5Dclose(ds);
+  if (sp >= 0) H5Sclose(sp);
+  return ok ? 0 : -1;
+}
+
+static int putInt(hid_t g, const char *name, int v) { return putArray(g, name, H5T_NATIVE_INT, &v, 1); }
+
+/* a scalar string dataset, null-terminated, of the string's own length */
+static int putString(hid_t g, const char *name, const char *s) {
+  hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), ds = -1;
+  int ok = t >= 0 && sp >= 0 && H5Tset_size(t, strlen(s) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0 &&
+           (ds = H5Dcreate2(g, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) >= 0 &&
+           H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) >= 0;
+  if (ds >= 0) H5Dclose(ds);
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  return ok ? 0 : -1;
+}
+
+/* a new group under parent, or -1 */
+static hid_t newGroup(hid_t parent, const char *name) {
+  return H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+/* FCLIB 3's local problem and solution, as libfclib lays them out:
+ *   /fclib_local/spacedim                      int[1]
+ *   /fclib_local/W/{nzmax, m, n, nz}, p, i, x  CSC (nz = -1), int[1] / int[n+1] / int[nnz] / double[nnz]
+ *   /fclib_local/vectors/{q, mu}               double[n], double[nc]
+ *   /fclib_local/info/{title, description, math_info}  strings
+ *   /solution/{u, r}                           double[n]
+ * (V and R, absent here, are optional.) 0 or -1; the file is removed on failure */
+static int writeLocal(const char *path, int n, int nnz, const int *colp, const int *rowi, const double *x,
+                      const cdContactProblem *p, const double *u, const double *r, const char *title,
+                      const char *description, const char *math_info) {
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) return -1;
+  hid_t loc = newGroup(f, "fclib_local"), W = -1, vec = -1, inf = -1, sol = -1;
+  int bad = loc < 0 || putInt(loc, "spacedim", 3) || (W = newGroup(loc, "W")) < 0 || putInt(W, "nzmax", nnz) ||
+            putInt(W, "m", n) || putInt(W, "n", n) || putInt(W, "nz", -1) ||
+            putArray(W, "p", H5T_NATIVE_INT, colp, (hsize_t)n + 1) ||
+            putArray(W, "i", H5T_NATIVE_INT, rowi, (hsize_t)nnz) ||
+            putArray(W, "x", H5T_NATIVE_DOUBLE, x, (hsize_t)nnz) || (vec = newGroup(loc, "vectors")) < 0 ||
+            putArray(vec, "q", H5T_NATIVE_DOUBLE, p->g, (hsize_t)n) ||
+            putArray(vec, "mu", H5T_NATIVE_DOUBLE, p->mu, (hsize_t)p->ncon) || (inf = newGroup(loc, "info")) < 0 ||
+            putString(inf, "title", title) || putString(inf, "description", description) ||
+            putString(inf, "math_info", math_info) || (sol = newGroup(f, "solution")) < 0 ||
+            putArray(sol, "u", H5T_NATIVE_DOUBLE, u, (hsize_t)n) || putArray(sol, "r", H5T_NATIVE_DOUBLE, r, (hsize_t)n);
+  hid_t groups[] = {sol, inf, vec, W, loc};
+  for (int k = 0; k < 5; k++)
+    if (groups[k] >= 0) H5Gclose(groups[k]);
+  bad |= H5Fclose(f) < 0;
+  if (bad) unlink(path);
+  return bad ? -1 : 0;
 }
 
 int cd_fclibWrite(const char *path, const cdContactProblem *p, const cdFclibInfo *info, char *err, size_t errlen) {
@@ -56,15 +103,6 @@ int cd_fclibWrite(const char *path, const cdContactProblem *p, const cdFclibInfo
   int nc = p->ncon, n = 3 * nc, nnz = 9 * G->nnzb;
   if (nc < 1 || p->delassus_pending) {
     snprintf(err, errlen, "%s: no contact problem to write", path);
-    return -1;
-  }
-  /* room for the file: W (an int and a double an entry, n + 1 pointers), q, mu, u, r, info */
-  double bytes = 12.0 * nnz + 4.0 * (n + 1) + 8.0 * (3 * n + nc) + 65536.0;
-  struct statvfs fs;
-  char dir[4096];
-  dirOf(path, dir, sizeof dir);
-  if (statvfs(dir, &fs) == 0 && (double)fs.f_bavail * (double)fs.f_frsize < 2.0 * bytes + 1048576.0) {
-    snprintf(err, errlen, "%s: not enough free space for the problem (%.0f bytes)", path, bytes);
     return -1;
   }
   int *colp = cd_calloc((size_t)n + 1, sizeof(int)), *rowi = cd_malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
@@ -108,25 +146,17 @@ int cd_fclibWrite(const char *path, const cdContactProblem *p, const cdFclibInfo
       "is what cdsim's ncp model solves; the solution of the ccp model solves the CCP without the De Saxce term "
       "(u_N = mu |u_T| where it slides), that of the lcp model the Anitescu-Hart LCP with a polyhedral cone. "
       "A solution exists for every mu (some velocity separates every contact); uniqueness holds only for small mu.";
-  struct fclib_info fi = {title, description, math_info};
-  struct fclib_matrix W = {nnz, n, n, colp, rowi, x, -1, NULL};
-  struct fclib_local loc = {&W, NULL, NULL, p->mu, p->g, NULL, 3, &fi};
-  struct fclib_solution sol = {NULL, u, r, NULL};
-  /* libfclib refuses to write into a file that holds a problem; and it reports its own
-   * failures on stderr: HDF5's error stack printing is off while it runs */
-  if (unlink(path) != 0 && errno != ENOENT) {
-    snprintf(err, errlen, "%s: cannot replace the file (%s)", path, strerror(errno));
-    rc = -1;
-    goto done;
-  }
+  /* HDF5's error stack printing is off while it writes: a failure is one line in err */
   H5E_auto2_t oldFunc = NULL;
   void *oldData = NULL;
   H5Eget_auto2(H5E_DEFAULT, &oldFunc, &oldData);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  int ok = fclib_write_local(&loc, path) && fclib_write_solution(&sol, path);
+  errno = 0;
+  int bad = writeLocal(path, n, nnz, colp, rowi, x, p, u, r, title, description, math_info);
+  int e = errno;
   H5Eset_auto2(H5E_DEFAULT, oldFunc, oldData);
-  if (!ok) {
-    snprintf(err, errlen, "%s: libfclib could not write the problem", path);
+  if (bad) {
+    snprintf(err, errlen, "%s: cannot write the problem (%s)", path, e ? strerror(e) : "HDF5 error");
     rc = -1;
     goto done;
   }

@@ -1,5 +1,5 @@
-/* fclib_dump.h: a step's contact problem as an FCLIB file (--dump-problems DIR), through libfclib
- * (Debian libfclib-dev; FCLIB 3, Acary et al., "FCLIB: a collection of discrete 3D frictional
+/* fclib_dump.h: a step's contact problem as an FCLIB file (--dump-problems DIR), in FCLIB 3's
+ * layout written with plain HDF5 calls (FCLIB 3, Acary et al., "FCLIB: a collection of discrete 3D frictional
  * contact problems", JOTA 2014).
  *
  * What is written: FCLIB's local problem /fclib_local, the form every cdsim impulse solver is
@@ -16,11 +16,13 @@
  * Anitescu-Hart LCP with a polyhedral cone. The penalty model poses no such problem (it
  * computes forces from the gaps, substep by substep): main.c refuses --dump-problems with it.
  *
- * libfclib writes with assertions that exit the process when an HDF5 call fails; so the
- * directory is checked for writing before the run (cd_fclibDumpPrepare), every file is
- * removed before it is written (libfclib refuses to overwrite a problem), and a write is
- * refused, with an error instead of libfclib's exit, when the file system has less free space
- * than twice the file's size plus 1 MB.
+ * Written with HDF5 directly, not through libfclib: libfclib exits the process when an HDF5
+ * call fails (a full disk would lose the run), refuses to overwrite a problem, and links the
+ * shared HDF5 with its libcurl, which the program leaves out (Makefile: static HDF5, ~30 ms of
+ * start-up a run). The tests read every dumped file back with libfclib's own reader and merit
+ * function (tests/test_ncp_fclib.c), so the layout is checked against FCLIB's library. The
+ * directory is checked for writing before the run (cd_fclibDumpPrepare); a failed write
+ * removes its file and comes back as one line in err.
  */
 #ifndef CD_FCLIB_DUMP_H
 #define CD_FCLIB_DUMP_H

@@ -1,7 +1,8 @@
 /* test_ncp_fclib.c: FCLIB out (io/fclib_dump.c, --dump-problems) and in (io/problem_file.c,
  * used by cdsim --solve-fclib): a dumped step reads back as the same problem, bit
  * for bit, with the model's solution, whose residual is the one the run reported; libfclib
- * reads the file as well and its own merit function agrees; and the command line writes one
+ * reads the file as well (the writer is cdsim's own) and its own merit function agrees; a
+ * write that fails is an error naming the file; and the command line writes one
  * file a step under lcp, ccp and ncp and refuses the penalty model. */
 #include <fclib.h>
 #include <stdlib.h>
@@ -58,9 +59,15 @@ CD_TEST(dumpedStepReadsBackBitForBitWithItsSolutionAndResidual) {
     CHECK(cd_contactProblemDelassus(p) == 0);
     int rc = cd_fclibWrite(path, p, &info, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
-    /* written twice: the second replaces the first (libfclib alone refuses) */
+    /* written twice: the second replaces the first */
     rc = cd_fclibWrite(path, p, &info, err, sizeof err);
     CHECK_MSG(rc == 0, "rewrite: %s", err);
+    /* a write that cannot be made is one line naming the file, and the process goes on */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/no-such-dir/dump.hdf5", cd_cliTmpdir());
+    rc = cd_fclibWrite(bad, p, &info, err, sizeof err);
+    CHECK_MSG(rc == -1 && strstr(err, bad) && !strchr(err, '\n') && access(bad, F_OK) != 0, "bad path: rc %d: %s", rc,
+              err);
     cdContactProblem q;
     rc = cd_fclibFileRead(path, &q, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
