@@ -24,6 +24,14 @@
  * c and decides). On a step of a sphere pile from the last step's impulses the residual sits at
  * a few hundred contacts and shrinks to a few as the sweeps go on, so the sweeps cost a fraction
  * of full ones (measured on ccp_apgd.c's pile: opening comment there).
+ *
+ * Idle contacts. A contact that carries no impulse (lambda_i = 0) and whose c_i lies inside K*
+ * by more than idle (c_N - mu ||c_T|| > idle, m/s) at the first pass has r_i = 0 and stays
+ * so while its c_i stays in K*: it is left out for the whole call, its c_i is no longer kept
+ * (the moving contacts skip its block, and it never enters a list). Over half of a sphere
+ * pile's listed contacts are such (separated within the contact margin, or opening), and their
+ * blocks are over half of G's. A contact that the others' moves push out of K* is not seen
+ * here: the caller recomputes c and runs the sweeps again, which list it (ccp_apgd.c).
  */
 #include "ccp_relax.h"
 
@@ -32,6 +40,7 @@
 
 #include "cone.h"
 
+#define RELAX_IDLE 2 /* mark of an idle contact (1: in the next pass's list) */
 #define RELAX_OMEGA 1.6 /* the over-relaxation (ccp_apgd.c's opening comment has the measured choice) */
 
 double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt) {
@@ -44,15 +53,19 @@ double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt) {
   return s;
 }
 
-int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, long budget, double *lambda,
-                double *c, int *list, unsigned char *mark, long *updates) {
+int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, double idle, long budget,
+                double *lambda, double *c, int *list, unsigned char *mark, long *updates) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, nl = 0, *next = list + nc;
   double thr2 = thr * thr;
   long upd = 0;
   for (int i = 0; i < nc; i++) {
+    const double *li = &lambda[3 * i], *ci = &c[3 * i];
     mark[i] = 0;
-    if (cd_coneNatural2(p->mu[i], m->iw[i], &lambda[3 * i], &c[3 * i]) > thr2) list[nl++] = i;
+    if (cd_coneNatural2(p->mu[i], m->iw[i], li, ci) > thr2)
+      list[nl++] = i;
+    else if (li[0] == 0.0 && li[1] == 0.0 && li[2] == 0.0 && ci[0] - p->mu[i] * sqrt(ci[1] * ci[1] + ci[2] * ci[2]) > idle)
+      mark[i] = RELAX_IDLE;
   }
   for (int pass = 0; nl > 0; pass++) {
     int nn = 0;
@@ -77,8 +90,9 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
       li[1] = x[1];
       li[2] = x[2];
       for (int k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
-        const double *B = &G->val[9 * (size_t)k]; /* block (i, j): its transpose is block (j, i) */
         int j = G->col[k];
+        if (mark[j] & RELAX_IDLE) continue;
+        const double *B = &G->val[9 * (size_t)k]; /* block (i, j): its transpose is block (j, i) */
         double *cj = &c[3 * (size_t)j];
         cj[0] += B[0] * d0 + B[3] * d1 + B[6] * d2;
         cj[1] += B[1] * d0 + B[4] * d1 + B[7] * d2;
@@ -92,7 +106,7 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
     if (8 * nn > nc) { /* a long list in index order: the order of G's rows, fewer cache misses */
       int k = 0;
       for (int j = 0; j < nc; j++)
-        if (mark[j]) list[k++] = j;
+        if (mark[j] == 1) list[k++] = j;
     } else {
       memcpy(list, next, (size_t)nn * sizeof *list);
     }

@@ -22,10 +22,13 @@ typedef struct cdCcpRelaxMetric {
 /* Sweeps over the contacts whose residual r_i (cone.h, unscaled: m/s) exceeds thr, on a
  * problem whose G is symmetric by construction (a simulation step's), each contact's impulse
  * moved by one over-relaxed projected step, until no contact exceeds thr or the sweeps have made
- * budget block updates. lambda (3 ncon) in K and c = G lambda + g (3 ncon) are updated in place
- * (c incrementally). list: 2 ncon ints, mark: ncon bytes of workspace. Returns 1 when no contact
- * exceeds thr (by the incremental c), 0 when the budget ran out; *updates: the block updates made. */
-int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, long budget, double *lambda,
-                double *c, int *list, unsigned char *mark, long *updates);
+ * budget block updates. The contacts with lambda_i = 0 and c_i inside K* by more than idle (m/s;
+ * INFINITY: none) are left out (ccp_relax.c: idle contacts). lambda (3 ncon) in K and c = G
+ * lambda + g (3 ncon) are updated in place (c incrementally, and not at the idle contacts, whose
+ * c_i is stale on return). list: 2 ncon ints, mark: ncon bytes of workspace. Returns 1 when no
+ * contact but the idle ones exceeds thr (by the incremental c), 0 when the budget ran out;
+ * *updates: the block updates made. */
+int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, double idle, long budget,
+                double *lambda, double *c, int *list, unsigned char *mark, long *updates);
 
 #endif

@@ -1,8 +1,23 @@
-/* alloc.c: counting allocator with failure injection (see alloc.h). */
+/* alloc.c: counting allocator with failure injection, and the heap in huge pages (see
+ * alloc.h). */
 #include "alloc.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* the heap in huge pages needs glibc's malloc (its options, its use of the break); ASan's
+ * allocator is its own */
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#define HUGE_HEAP 1
+#include <malloc.h>
+#else
+#define HUGE_HEAP 0
+#endif
 
 /* atomic: the recorder's writer thread allocates beside the main thread (its contact
  * columns grow there), and plain counters lost updates: the allocation-failure test saw
@@ -26,9 +41,76 @@ static int injected(void) {
   return atomic_fetch_add(&g_attempt, 1) + 1 == at;
 }
 
+/* ---- the heap in huge pages (alloc.h, cd_allocHugeHeap) ---- */
+#if HUGE_HEAP
+
+static atomic_uintptr_t g_advised; /* the heap's end as far as it is advised; 0: off */
+static void *volatile g_guard;      /* the block that starts the advised heap (cd_allocHugeHeap), kept */
+#define HUGE_PAD (32 << 20)         /* bytes the heap grows past a request */
+
+/* the kernel's transparent huge page size when it gives them to regions that ask (madvise) or
+ * to all (always), else 0 */
+static size_t thpSize(void) {
+  char mode[128] = "";
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return 0;
+  int ok = fgets(mode, sizeof mode, f) != NULL;
+  fclose(f);
+  if (!ok || !(strstr(mode, "[madvise]") || strstr(mode, "[always]"))) return 0;
+  unsigned long sz = 0;
+  f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+  if (f) {
+    if (fscanf(f, "%lu", &sz) != 1) sz = 0;
+    fclose(f);
+  }
+  return sz >= 4096 && (sz & (sz - 1)) == 0 ? (size_t)sz : 0;
+}
+
+/* the heap grown since the last call is advised into huge pages (one madvise when the break
+ * moved, nothing otherwise) */
+static void heapAdvise(void) {
+  uintptr_t from = atomic_load(&g_advised);
+  if (!from) return;
+  uintptr_t end = (uintptr_t)sbrk(0);
+  if (end <= from || !atomic_compare_exchange_strong(&g_advised, &from, end)) return;
+  long pg = sysconf(_SC_PAGESIZE);
+  uintptr_t a = from & ~((uintptr_t)(pg > 0 ? pg : 4096) - 1);
+  (void)madvise((void *)a, end - a, MADV_HUGEPAGE);
+}
+
+int cd_allocHugeHeap(void) {
+  size_t thp = thpSize();
+  if (!thp || atomic_load(&g_advised)) return 0;
+  /* the heap grows HUGE_PAD past each request, rarely, and is not trimmed; blocks up to 32 MiB
+   * come from it (setting the pad ends glibc's sliding mmap threshold, which would otherwise
+   * reach the same after the first free: mmap'd blocks come back as faults on every use) */
+  if (!mallopt(M_TOP_PAD, HUGE_PAD) || !mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 2 * HUGE_PAD))
+    return 0;
+  /* The break moved up to a huge page boundary A (address space only; glibc's malloc takes the
+   * gap as another sbrk user's and goes on above it). The heap's next growth then starts at A,
+   * and glibc writes a chunk header at A and one after the block it returns: those pages are
+   * touched before any advice can be given, and a huge page cannot go where a small one is. So
+   * the block that makes that growth ends a page short of A + thp, and it is kept, never used:
+   * both headers fall in the first huge page's range, given up to small pages, and everything
+   * from A + thp on is advised before it is touched. */
+  uintptr_t end = (uintptr_t)sbrk(0), a = (end + thp - 1) & ~((uintptr_t)thp - 1);
+  if (end == (uintptr_t)-1 || (a > end && sbrk((intptr_t)(a - end)) == (void *)-1)) return 0;
+  g_guard = malloc(thp - 4096 - 64);
+  if (!g_guard) return 0;
+  atomic_store(&g_advised, a);
+  heapAdvise();
+  return 1;
+}
+
+#else
+static void heapAdvise(void) {}
+int cd_allocHugeHeap(void) { return 0; }
+#endif
+
 void *cd_malloc(size_t size) {
   if (injected()) return NULL;
   void *p = malloc(size ? size : 1);
+  heapAdvise();
   if (p) {
     atomic_fetch_add(&g_count, 1);
     atomic_fetch_add(&g_live, 1);
@@ -40,6 +122,7 @@ void *cd_calloc(size_t count, size_t size) {
   if (size && count > (size_t)-1 / size) return NULL;
   if (injected()) return NULL;
   void *p = calloc(count ? count : 1, size ? size : 1);
+  heapAdvise();
   if (p) {
     atomic_fetch_add(&g_count, 1);
     atomic_fetch_add(&g_live, 1);
@@ -51,6 +134,7 @@ void *cd_realloc(void *ptr, size_t size) {
   if (!ptr) return cd_malloc(size);
   if (injected()) return NULL;
   void *p = realloc(ptr, size ? size : 1);
+  heapAdvise();
   if (p) atomic_fetch_add(&g_count, 1);
   return p;
 }

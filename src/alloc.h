@@ -19,6 +19,15 @@ void cd_free(void *ptr);                    /* NULL is fine */
  * one); 0 ok, -1 on failure with *pbuf unchanged */
 int cd_grow(void *pbuf, size_t n, size_t size);
 
+/* The heap in transparent huge pages, where the kernel gives them on request: from this call on,
+ * every growth of the heap is advised (madvise MADV_HUGEPAGE) by the allocation that made it,
+ * the heap grows by at least two huge pages at a time, blocks up to 32 MiB come from it and it
+ * is not trimmed below 64 MiB free. A page fault costs ~20 us on the VMs cdsim is measured on:
+ * a run's first step, which grows the heap by 0.2-0.9 MB of solver workspace, took 100-230
+ * faults (README, Performance). Returns 1 when in effect, 0 when the kernel has no huge pages
+ * to give (or not glibc). Called once, first thing in main. */
+int cd_allocHugeHeap(void);
+
 /* testing hooks */
 void cd_allocFailAt(long k);   /* make the k-th allocation from now fail (1-based); 0 disables */
 long cd_allocCount(void);      /* allocations made since start (successful ones) */

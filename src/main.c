@@ -93,6 +93,7 @@ static int parseLong(const char *opt, const char *s, long lo, long hi, long *out
 }
 
 int main(int argc, char **argv) {
+  cd_allocHugeHeap(); /* (alloc.h) */
   oneBlasThread();
   cdRunConfig cfg;
   memset(&cfg, 0, sizeof cfg);
