@@ -33,7 +33,7 @@
  * and watches it: primal runs when its factorization costs at most CCP_AUTO_FLOPS a contact
  * (CHOLMOD's count; measured on these scenes CHOLMOD spends 5-10 instructions a flop on them,
  * so 4 Newton steps then cost about what 100-200 apgd iterations do), within CCP_AUTO_NEWTON
- * Newton steps from a warm start (CCP_AUTO_COLD on the run's first step with contacts, whose
+ * Newton steps from a warm start (CCP_AUTO_COLD on the run's first step with contacts when it starts cold, whose
  * answer is then every later step's warm start; a cold start later, after an impact, gets
  * CCP_AUTO_NEWTON: on a falling pile new contacts come every step); when it misses, apgd finishes the step from primal's best iterate and solves the
  * next steps, 2, 4, 8, ... up to 256 while primal keeps missing, before primal is tried again.
