@@ -403,6 +403,22 @@ CD_TEST(ccpSolversAgreeOnRandomFrictionalProblems) {
          ntrial, maxNewton[0], maxNewton[1], maxNewton[2]);
 }
 
+/* apgd's per-contact metric and step bound (ccp_apgd.c) from G's diagonal blocks, as
+ * ccp_relax.c takes them: sr, ipn, ipt, iw of each contact; the largest step bound s_i */
+static double relaxMetric(const cdContactProblem *p, double *sr, double *ipn, double *ipt, double *iw) {
+  double smax = 0.0;
+  for (int i = 0; i < p->ncon; i++) {
+    const double *B = &p->G.val[9 * (size_t)p->G.diag[i]];
+    double dn = B[0], dtn = 0.5 * (B[4] + B[8]), si = cd_ccpRelaxCurvature(B, dn, dtn);
+    smax = fmax(smax, si);
+    sr[i] = sqrt(dtn / dn);
+    ipn[i] = 1.0 / (si * dn);
+    ipt[i] = 1.0 / (si * dtn);
+    iw[i] = 1.0 / cd_contactProblemMeff(p, i);
+  }
+  return smax;
+}
+
 CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
   /* ccp_relax.c alone, from lambda = 0 on the random problems (G_ii full 3x3 blocks, so the
    * step's curvature bound s_i > 1 is exercised): the worklist sweeps must empty their list,
@@ -418,17 +434,8 @@ CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
     double mu[12];
     cdContactProblem p;
     CHECK(randomTrial(&r, trial, dt, &sys, mu, &p) == 0);
-    double sr[12], ipn[12], ipt[12], iw[12], c[36], ref[36], smax = 0.0;
-    for (int i = 0; i < nc; i++) { /* apgd's metric and step (ccp_apgd.c) */
-      const double *B = &p.G.val[9 * (size_t)p.G.diag[i]];
-      double dn = B[0], dtn = 0.5 * (B[4] + B[8]), si = cd_ccpRelaxCurvature(B, dn, dtn);
-      smax = fmax(smax, si);
-      sr[i] = sqrt(dtn / dn);
-      ipn[i] = 1.0 / (si * dn);
-      ipt[i] = 1.0 / (si * dtn);
-      iw[i] = 1.0 / cd_contactProblemMeff(&p, i);
-    }
-    CHECK(smax > 1.0); /* full blocks: the bound is needed */
+    double sr[12], ipn[12], ipt[12], iw[12], c[36], ref[36];
+    CHECK(relaxMetric(&p, sr, ipn, ipt, iw) > 1.0); /* full blocks: the bound is needed */
     /* the interior point's c̄ */
     cdSolveStats st;
     CHECK(runSolver(SOLVER_IPM, &p, 1e-12, 0, &st) == CD_OK && st.converged);
@@ -476,14 +483,7 @@ CD_TEST(relaxSweepsLeaveIdleContactsOutAndApgdCatchesThem) {
     CHECK(randomTrial(&r, trial, dt, &sys, mu, &p) == 0);
     int nc = p.ncon;
     double sr[12], ipn[12], ipt[12], iw[12], c[36], ref[36], cb[36];
-    for (int i = 0; i < nc; i++) {
-      const double *B = &p.G.val[9 * (size_t)p.G.diag[i]];
-      double dn = B[0], dtn = 0.5 * (B[4] + B[8]), si = cd_ccpRelaxCurvature(B, dn, dtn);
-      sr[i] = sqrt(dtn / dn);
-      ipn[i] = 1.0 / (si * dn);
-      ipt[i] = 1.0 / (si * dtn);
-      iw[i] = 1.0 / cd_contactProblemMeff(&p, i);
-    }
+    relaxMetric(&p, sr, ipn, ipt, iw);
     cdSolveStats st;
     CHECK(runSolver(SOLVER_IPM, &p, 1e-12, 0, &st) == CD_OK && st.converged);
     cbarOf(&p, ref);
