@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "scene_json.h"
 
 extern char **environ;
 
@@ -42,15 +43,13 @@ static int runOnce(char *const argv[], double *wall, double *cpu) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* bodies in a scene file: its "shape" keys (a rough count, enough to pick small scenes) */
+/* bodies in a scene file (the scene loader's count), or -1 when it does not load */
 static int bodiesIn(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  int n = 0;
-  char line[4096];
-  while (fgets(line, sizeof line, f))
-    for (const char *p = line; (p = strstr(p, "\"shape\"")); p += 7) n++;
-  fclose(f);
+  cdScene sc;
+  char err[1024];
+  if (cd_sceneLoad(path, NULL, NULL, 0, &sc, NULL, err, sizeof err)) return -1;
+  int n = sc.nbody;
+  cd_sceneFree(&sc);
   return n;
 }
 
