@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+
 int cd_fclibDumpPrepare(const char *dir, char *err, size_t errlen) {
   struct stat st;
   if (strlen(dir) > CD_FCLIB_DIR_MAX) {

@@ -1353,7 +1353,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
       st.iterations++;
       if (!failed) res = check(s, p, m, D, z, &st);
     }
-      if (res < DECREASE * bestres || (res <= tol && res < bestres)) {
+    if (res < DECREASE * bestres || (res <= tol && res < bestres)) {
       /* a better iterate: kept, and every violator of it changes mode next */
       bestres = res;
       memcpy(s->zbest, z, (size_t)nz * sizeof *z);
