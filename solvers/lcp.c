@@ -542,7 +542,7 @@ static int newtonStep(cdLcpState *s, cdContactProblem *p, double *z, const doubl
   size_t n = (size_t)cd_lcpSize(p->ncon, s->m);
   memcpy(z, zw, n * sizeof *z);
   cdLcpNewtonOptions no = {
-      .tolerance = s->tol, .max_iterations = s->max_iter, .lu_flops_max = luFlopsMax(s), .delassus = p};
+      .tolerance = s->tol, .max_iterations = s->max_iter, .lu_flops_max = luFlopsMax(s), .delassus = p, .remember = 1};
   cdLcpNewtonStats ns;
   int rc = cd_lcpNewtonSolve(s->newton, p, s->m, s->D, z, &no, &ns);
   s->costly |= ns.costly;
@@ -661,6 +661,7 @@ static int lcpSolve(void *state, cdContactProblem *p, cdContactSet *contacts, cd
   double *z = s->z, *zw = s->z + n;
   s->costly = 0;
   s->newton_res = INFINITY;
+  if (s->newton) cd_lcpNewtonForget(s->newton); /* (a new problem: its active sets, lcp_newton.h) */
   warmStart(s, p, contacts, zw);
 
   /* Lemke first (--solver lemke, and the default on a few contacts), then the active-set

@@ -72,9 +72,16 @@
  * 0.5). The method keeps its best iterate: after a better one, all of its violators
  * change mode; after one that is no better, it goes back to the best iterate and changes
  * half as many, largest violation first (the safeguard of block principal pivoting,
- * Judice & Pires, as a backtracking line search over the number of changes), at most
- * BACKTRACKS times in a row. An active set already solved in this call is not solved again
- * (modeHash: it counts as one no better). With local_modes (the tries inside bgs, lcp_bgs.c),
+ * Judice & Pires, as a backtracking line search over the number of changes), down to the
+ * largest violator's change alone (the landing of a 1000-sphere pile, S2 10 step 82: from
+ * the sweeps' iterate one wrongly pressing contact made sixteen neighbours violate theirs;
+ * their changes, then half, a quarter and an eighth of them, all failed, and the try
+ * that changed that contact alone was never made). An active set already solved is not
+ * solved again (modeHash: it counts as one no better): in this call, and with remember in
+ * the calls since cd_lcpNewtonForget (the tries of one step from the sweeps' nearby
+ * iterates land on the same sets: S2 10, step 82 solved the same eight sets in four tries;
+ * without this memory, another step alternated between two iterates whose tries solved the
+ * same twelve sets every ten sweeps). With local_modes (the tries inside bgs, lcp_bgs.c),
  * a violator first takes the mode of its own block LCP, the others' impulses fixed
  * (localMode: cd_bgsBlockSolve, one Gauss-Seidel step), and the rule above only where that is
  * its present mode: near the sweeps' iterate the rule's choice (the largest violation's)
@@ -87,7 +94,7 @@
  * mode its z shows, one with lambda_n = 0 is separated unless it closes or touches. A
  * resting stack then keeps its modes: one factorization and one check a step.
  * Stops at cd_lcpResidual <= TARGET_SHARE tolerance, at max_iterations, when the
- * backtracking gives up or when no violated contact changes mode; converged: the best
+ * backtracking's single change failed too or when no violated contact changes mode; converged: the best
  * iterate's residual <= tolerance; otherwise lcp.c goes on with bgs (counted).
  * References: Judice & Pires, "A block principal pivoting algorithm for large-scale strictly
  * monotone linear complementarity problems", Comp. & OR 21 (1994); Kostreva (1978);
@@ -100,6 +107,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <klu.h>
+#include <stdlib.h>
 
 #include "alloc.h"
 #include "backend.h"
@@ -145,10 +153,10 @@
  * the best one's (the pyramid's successful solves fall by 1.7 to 1e10 an active set; a
  * pile in flight whose modes the method does not find creeps down by a few percent) */
 #define DECREASE 0.7
-/* times the method goes back to its best iterate and changes half as many modes before
- * it gives up (the caller then falls back): a failure costs BACKTRACKS + 2 active sets past
- * the best one at most */
-#define BACKTRACKS 3
+/* the active sets remembered (a ring), so that none is solved twice in a call, nor in the
+ * calls with remember since the last cd_lcpNewtonForget: more than the active sets of the
+ * tries of a step (lcp_bgs.c) */
+#define SEEN_MAX 256
 
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
@@ -251,6 +259,10 @@ struct cdLcpNewton {
   int hnc, hnb, hvalid; /* hvalid: Kp, Ki hold H's pattern of hact, hcb (assembleBody) */
   /* CHOLMOD solve2 workspaces */
   cholmod_dense *X, *Y, *E;
+  /* the active sets solved (modeHash): by this call, or by the calls with remember since the
+   * last cd_lcpNewtonForget (SEEN_MAX, a ring) */
+  unsigned long long *seen;
+  int nseen;
 };
 
 cdLcpNewton *cd_lcpNewtonMake(void) {
@@ -268,8 +280,14 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   s->pat_sym = -1;
   s->key_nc = -1;
   s->breg = REG_BODY;
+  if (!(s->seen = cd_malloc(SEEN_MAX * sizeof *s->seen))) {
+    cd_lcpNewtonFree(s);
+    return NULL;
+  }
   return s;
 }
+
+void cd_lcpNewtonForget(cdLcpNewton *s) { s->nseen = 0; }
 
 static void dropAnalysis(cdLcpNewton *s) {
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
@@ -296,7 +314,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->lam), cd_free(s->wb), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
-  cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb);
+  cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
   cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum);
   cd_free(s);
 }
@@ -1119,10 +1137,6 @@ static void localMode(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   classify(zb, un, vtol, p->mu[i], m, mode, k);
 }
 
-/* the active sets a solve remembers, so that it never solves one twice (SEEN_MAX: more than
- * CD_LCP_NEWTON_ITERATIONS plus BACKTRACKS) */
-#define SEEN_MAX 64
-
 /* a hash of the modes of every contact (FNV-1a over mode and direction): two active sets
  * with the same hash are taken to be the same (a collision costs one active set not tried) */
 static unsigned long long modeHash(const cdLcpNewton *s, int nc) {
@@ -1326,15 +1340,14 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   }
 
   double bestres = INFINITY;
-  int nv = 0, kchg = 0, backtracks = 0, rc = CD_OK;
+  int nv = 0, kchg = 0, rc = CD_OK;
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
-  unsigned long long seen[SEEN_MAX]; /* the active sets solved (modeHash), a ring */
-  int nseen = 0;
+  if (!(opt && opt->remember)) s->nseen = 0;
   while (st.iterations < maxit) {
     int sym, n = layout(s, p, m, D, &sym), failed = 0, repeat = 0;
     unsigned long long hash = modeHash(s, nc);
-    for (int t = 0; t < nseen && t < SEEN_MAX; t++) repeat |= seen[t] == hash;
-    if (!repeat) seen[nseen++ % SEEN_MAX] = hash;
+    for (int t = 0; t < s->nseen && t < SEEN_MAX; t++) repeat |= s->seen[t] == hash;
+    if (!repeat) s->seen[s->nseen++ % SEEN_MAX] = hash;
     s->wu_q = 0;
     if (n > 0 && !repeat) {
       rc = solveModes(s, p, opt ? opt->delassus : NULL, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
@@ -1376,7 +1389,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
       memcpy(s->lam, s->blam, c3 * sizeof(double)), memcpy(s->u, s->bu, c3 * sizeof(double));
       memcpy(s->viol, s->bviol, c1 * sizeof(double));
       kchg /= 2;
-      if (kchg == 0 || ++backtracks > BACKTRACKS) break;
+      if (kchg == 0) break;
     }
     int changed = 0;
     for (int h = 0; h < nv && changed < kchg; h++) {

@@ -23,6 +23,9 @@ typedef struct cdLcpNewtonOptions {
                           others' impulses fixed (cd_bgsBlockSolve, a Gauss-Seidel step), and
                           the mode-change rule of its largest violation only where that is its
                           present mode; 0: that rule alone (lcp_newton.c: nextMode, localMode) */
+  int remember;        /* 1: the active sets solved by the calls with remember since the last
+                          cd_lcpNewtonForget count as solved (a try that meets one takes it as no
+                          better; the tries of one step, lcp_bgs.c); 0: only this call's */
   cdContactProblem *delassus; /* the problem itself when its G may be still unbuilt
                                  (p->delassus_pending): built here the first time a system in
                                  K's form needs it (the body form and the products need none);
@@ -50,6 +53,7 @@ typedef struct cdLcpNewtonStats {
 } cdLcpNewtonStats;
 
 cdLcpNewton *cd_lcpNewtonMake(void); /* NULL: no memory */
+void cd_lcpNewtonForget(cdLcpNewton *s); /* a new problem: no active set solved yet (remember) */
 void cd_lcpNewtonFree(cdLcpNewton *s);
 
 /* solves the LCP of p (G built: cd_contactProblemDelassus, or opt->delassus given) with m directions D for z
