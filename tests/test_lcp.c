@@ -674,6 +674,52 @@ CD_TEST(lcpNewtonRemembersTheActiveSetsOfEarlierCallsUntilForget) {
   cd_contactProblemFree(&p);
 }
 
+CD_TEST(lcpNewtonStopsRefiningAnActiveSetWhoseModesAreWrong) {
+  /* an active set whose own violations are EARLY_RATIO times the residual of its mode
+   * equations is refined no further (lcp_newton.c, refine): its modes change next. From ten
+   * sweeps' iterate of random problems (20 contacts, 12 bodies) with the tries' block modes,
+   * the method then makes fewer refinement solves (measured: 50 against 75 refining every
+   * active set to the end; it solves 28 of 30 problems in 51 active sets, against 27 in 43),
+   * and every answer it reports converged has Lemke's velocities */
+  const int m = 4, nc = 20, n = cd_lcpSize(nc, m), trials = 30;
+  int solves = 0, solved = 0, sets = 0;
+  g_rng = 5151;
+  for (int trial = 0; trial < trials; trial++) {
+    cdContactProblem p, q;
+    uint64_t seed = g_rng;
+    CHECK(randomProblem(&p, nc, 12, 0.3, 0.8, NULL, NULL) == 0);
+    g_rng = seed;
+    CHECK(randomProblem(&q, nc, 12, 0.3, 0.8, NULL, NULL) == 0);
+    cdSolveStats ls;
+    CHECK(backendSolve(&q, NULL, "lemke", m, 0, &ls, NULL, 0) == CD_OK && ls.converged);
+    double D[8], *z = calloc((size_t)n, sizeof *z), lam[3 * 20], u[3 * 20], uq[3 * 20];
+    cd_lcpDirections(m, D);
+    cdBgsOptions bo = {.max_sweeps = 10};
+    cdBgsStats bs;
+    CHECK(z && cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
+    cdLcpNewton *nw = cd_lcpNewtonMake();
+    cdLcpNewtonOptions no = {.tolerance = 1e-10, .local_modes = 1};
+    cdLcpNewtonStats ns;
+    CHECK(nw && z && cd_lcpNewtonSolve(nw, &p, m, D, z, &no, &ns) == CD_OK);
+    solves += ns.solves, sets += ns.iterations;
+    if (nw && z && ns.converged) {
+      solved++;
+      cd_lcpLambdaFromZ(nc, m, D, z, lam);
+      cd_blockMatrixMul(&p.G, lam, u), cd_blockMatrixMul(&q.G, q.lambda, uq);
+      double du = 0.0, vs = cd_contactProblemVelocityScale(&p);
+      for (int t = 0; t < 3 * nc; t++) du = fmax(du, fabs(u[t] - uq[t]));
+      CHECK_MSG(du <= 1e-8 * vs, "trial %d: velocities differ from Lemke's by %.3g m/s", trial, du);
+    }
+    cd_lcpNewtonFree(nw);
+    free(z);
+    cd_contactProblemFree(&p);
+    cd_contactProblemFree(&q);
+  }
+  printf("    from 10 sweeps, %d problems: %d solved, %d active sets, %d refinement solves\n", trials, solved, sets,
+         solves);
+  CHECK(solves <= 50 && solved >= 28);
+}
+
 /* adds d times its own diagonal entry to each diagonal entry of G, and scales g by 1 + e */
 static void moveProblem(cdContactProblem *p, double d, double e) {
   for (int i = 0; i < p->ncon; i++) {
