@@ -581,7 +581,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (!(res <= thresh) && tries && (res <= newton_res || st.sweeps >= newton_sweeps)) {
       /* an active-set try from here (see NEWTON_RES); when it does not solve, the sweeps
        * go on from their own iterate or from the try's, the lower */
-      newton_res = NEWTON_RES_NEXT * fmin(res, newton_res);
+      newton_res = res > NEWTON_RES ? NEWTON_RES : NEWTON_RES_NEXT * res;
       while (newton_sweeps <= st.sweeps) newton_sweeps *= 2;
       int ok;
       double tres;
