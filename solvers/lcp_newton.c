@@ -165,6 +165,9 @@
 /* after such a stop, a contact violates its mode when its residual is above EARLY_FLOOR times
  * the residual of the mode equations (below, it may be the refinement's) */
 #define EARLY_FLOOR 10.0
+/* ... and only while its solves take nine tenths off that residual each: equations that
+ * admit no solution, whose refinement stalls, stay a failed active set */
+#define EARLY_RATE 0.1
 /* the active sets remembered (a ring), so that none is solved twice in a call, nor in the
  * calls with remember since the last cd_lcpNewtonForget: more than the active sets of the
  * tries of a step (lcp_bgs.c) */
@@ -1210,7 +1213,7 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, do
     }
     double prev = *rn;
     *rn = rn2;
-    if (rn2 > s->etol && s->ez) {
+    if (rn2 > s->etol && rn2 <= EARLY_RATE * prev && s->ez) {
       double res = check(s, p, s->em, s->eD, s->ez, st) * cd_contactProblemVelocityScale(p);
       if (res > EARLY_RATIO * rn2) {
         s->early = 1, s->early_rn = rn2;

@@ -678,9 +678,9 @@ CD_TEST(lcpNewtonStopsRefiningAnActiveSetWhoseModesAreWrong) {
   /* an active set whose own violations are EARLY_RATIO times the residual of its mode
    * equations is refined no further (lcp_newton.c, refine): its modes change next. From ten
    * sweeps' iterate of random problems (20 contacts, 12 bodies) with the tries' block modes,
-   * the method then makes fewer refinement solves (measured: 50 against 75 refining every
-   * active set to the end; it solves 28 of 30 problems in 51 active sets, against 27 in 43),
-   * and every answer it reports converged has Lemke's velocities */
+   * the method then makes fewer refinement solves (measured: 41 against 75 refining every
+   * active set to the end, the same 27 of 30 problems solved in the same 43 active sets), and
+   * every answer it reports converged has Lemke's velocities */
   const int m = 4, nc = 20, n = cd_lcpSize(nc, m), trials = 30;
   int solves = 0, solved = 0, sets = 0;
   g_rng = 5151;
@@ -717,7 +717,7 @@ CD_TEST(lcpNewtonStopsRefiningAnActiveSetWhoseModesAreWrong) {
   }
   printf("    from 10 sweeps, %d problems: %d solved, %d active sets, %d refinement solves\n", trials, solved, sets,
          solves);
-  CHECK(solves <= 50 && solved >= 28);
+  CHECK(solves <= 41 && solved >= 27 && sets <= 43);
 }
 
 /* adds d times its own diagonal entry to each diagonal entry of G, and scales g by 1 + e */
