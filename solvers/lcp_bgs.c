@@ -432,6 +432,8 @@ done:
 #define SUBSPACE_SPREAD 100.0
 #define SUBSPACE_TRIES 3
 
+double cd_bgsNextTryResidual(double res) { return res > NEWTON_RES ? NEWTON_RES : NEWTON_RES_NEXT * res; }
+
 /* the active-set method from z (lcp_newton.c) into zt; when it meets the tolerance, zt is
  * copied to best and *bestres, *ok set. CD_OK or CD_ERR_NOMEM */
 static int newtonTry(const cdContactProblem *p, int m, const double *D, double tol, const cdBgsOptions *opt,
@@ -581,7 +583,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (!(res <= thresh) && tries && (res <= newton_res || st.sweeps >= newton_sweeps)) {
       /* an active-set try from here (see NEWTON_RES); when it does not solve, the sweeps
        * go on from their own iterate or from the try's, the lower */
-      newton_res = res > NEWTON_RES ? NEWTON_RES : NEWTON_RES_NEXT * res;
+      newton_res = cd_bgsNextTryResidual(res);
       while (newton_sweeps <= st.sweeps) newton_sweeps *= 2;
       int ok;
       double tres;

@@ -37,6 +37,10 @@ typedef struct cdBgsStats {
 int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, const cdBgsOptions *opt,
                 cdBgsStats *stats);
 
+/* the residual at or below which the next active-set try comes after one made at res (the
+ * tries also come after NEWTON_SWEEPS, 2 NEWTON_SWEEPS .. sweeps: lcp_bgs.c) */
+double cd_bgsNextTryResidual(double res);
+
 /* outcome of cd_bgsBlockSolve */
 enum {
   CD_BGS_BLOCK_DIRECT = 0, /* an active set in closed form solved the block */

@@ -61,8 +61,8 @@
  * are moved by at most r / eps for a residual r there, which is left where it is below
  * the tolerance (solved to roundoff, a residual of 1e-9 m/s moved the impulses of a whole
  * row of the pyramid by their own size, and no mode of the next active set held). An
- * active set whose own violations are EARLY_RATIO times the residual of its equations is
- * refined no further: its modes change next (the 55-cube pyramid, S4 10, 200 steps: 107 ->
+ * active set whose own violations are EARLY_RATIO times the residual of its equations, while
+ * its solves converge (EARLY_RATE), is refined no further: its modes change next (the 55-cube pyramid, S4 10, 200 steps: 107 ->
  * 72 factorizations, its first step 18.4M -> 17.4M instructions, its trajectory within
  * 1e-12 m of the fully refined one; S2 10, 250 steps: 19,566 -> 16,998 products). A system
  * whose residual stays above the tolerance (modes that admit no solution) counts as an
