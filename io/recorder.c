@@ -67,7 +67,7 @@
  *                                               scenes with boxes)
  *   /summary attributes            the run summary (src/summary.h), written at the end:
  *                                  steps, substeps, contacts_max, iterations_max,
- *                                  nonconverged_steps (i64); wall_time (s), contacts_mean,
+ *                                  nonconverged_steps, fallbacks (i64); wall_time (s), contacts_mean,
  *                                  iterations_mean, residual_max, penetration_max (m),
  *                                  lift_max (m), kinetic_energy_final (J), time_collide,
  *                                  time_build, time_solve, time_record, step_time_median,
@@ -1431,6 +1431,7 @@ int cd_recorderWriteSummary(cdRecorder *r, const cdSummary *s) {
               {"contacts_max", s->contacts_max},
               {"iterations_max", s->iterations_max},
               {"nonconverged_steps", s->nonconverged_steps},
+              {"fallbacks", s->fallbacks},
               {"step_time_max_at", s->step_time_max_at}};
   const struct {
     const char *name;

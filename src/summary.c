@@ -22,6 +22,7 @@ void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st) {
   if (st->iterations > s->iterations_max) s->iterations_max = st->iterations;
   if (st->residual > s->residual_max) s->residual_max = st->residual;
   if (!st->converged) s->nonconverged_steps++;
+  s->fallbacks += st->fallbacks;
   /* both sets are sorted by key: one merge pass */
   int j = 0;
   for (int i = 0; i < cur->ncon; i++) {

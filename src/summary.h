@@ -18,6 +18,7 @@ typedef struct cdSummary {
   long iterations_max;
   double residual_max;      /* the largest per-step residual */
   long nonconverged_steps;
+  long fallbacks;           /* times a solver fell back to another (cdSolveStats.fallbacks, summed) */
   double penetration_max;   /* the largest -gap seen at the start of a step, m (>= 0) */
   double lift_max;          /* the largest gap at the start of a step of a contact that was
                                loaded (l_n > 0) and sliding (|v_t| > 1e-3 m/s) in the step
