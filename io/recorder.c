@@ -647,10 +647,43 @@ static size_t chunk_bytes(const cdColumn *c) {
   return (size_t)c->chunk_rows * (size_t)c->chunk_cols * (size_t)c->inner[1] * c->esize;
 }
 
-/* HDF5's shuffle filter: the k-th bytes of the n elements of size es one after the other */
+/* the 8x8 byte matrix whose row j is w[j] (byte k of a little-endian word is column k),
+ * transposed in place: three rounds of swapping off-diagonal blocks of 4, 2 and 1 bytes */
+static void transpose8(uint64_t w[8]) {
+  for (int j = 0; j < 4; j++) {
+    uint64_t t = ((w[j] >> 32) ^ w[j + 4]) & 0x00000000FFFFFFFFull;
+    w[j] ^= t << 32;
+    w[j + 4] ^= t;
+  }
+  for (int j = 0; j < 8; j += (j & 1) ? 3 : 1) { /* 0, 1, 4, 5 */
+    uint64_t t = ((w[j] >> 16) ^ w[j + 2]) & 0x0000FFFF0000FFFFull;
+    w[j] ^= t << 16;
+    w[j + 2] ^= t;
+  }
+  for (int j = 0; j < 8; j += 2) {
+    uint64_t t = ((w[j] >> 8) ^ w[j + 1]) & 0x00FF00FF00FF00FFull;
+    w[j] ^= t << 8;
+    w[j + 1] ^= t;
+  }
+}
+
+/* HDF5's shuffle filter: the k-th bytes of the n elements of size es one after the other.
+ * Elements of 8 bytes (most columns: doubles, i64) go 8 at a time through an 8x8 byte
+ * transpose on a little-endian machine: a fifth of the byte loop's instructions */
 static void shuffle(const unsigned char *in, size_t n, size_t es, unsigned char *out) {
+  size_t i0 = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (es == 8) {
+    for (; i0 + 8 <= n; i0 += 8) {
+      uint64_t w[8];
+      memcpy(w, in + i0 * 8, sizeof w);
+      transpose8(w);
+      for (size_t k = 0; k < 8; k++) memcpy(out + k * n + i0, &w[k], 8);
+    }
+  }
+#endif
   for (size_t k = 0; k < es; k++)
-    for (size_t i = 0; i < n; i++) out[k * n + i] = in[i * es + k];
+    for (size_t i = i0; i < n; i++) out[k * n + i] = in[i * es + k];
 }
 
 /* the chunk of c whose rows start at row0 (counted from the first row of the column's
@@ -669,7 +702,11 @@ static size_t chunk_build(const cdRecorder *r, const cdColumn *c, int side, size
   if (!raw || !shuf || !z) return 0;
   size_t rows = total - row0 < c->chunk_rows ? total - row0 : (size_t)c->chunk_rows;
   size_t ncol = cols - col0 < cc ? cols - col0 : cc;
-  memset(raw, 0, nbytes); /* past the extent: never read */
+  /* past the extent (rows and columns the chunk does not cover): zeros, never read */
+  if (ncol < cc)
+    memset(raw, 0, nbytes);
+  else
+    memset(raw + rows * cc * per_col, 0, nbytes - rows * cc * per_col);
   for (size_t k = 0; k < rows; k++) {
     size_t row = row0 + k;
     const unsigned char *src = row < t ? c->tail + row * rowbytes : c->buf[side] + (row - t) * rowbytes;
