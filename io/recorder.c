@@ -149,6 +149,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1199,8 +1200,32 @@ static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo 
   return writer_start(r);
 }
 
+/* 1 when the regular file at path is open in another process that holds HDF5's file lock
+ * on it (a run writing it, or a reader: HDF5 takes flock's exclusive or shared lock). Asked
+ * before anything is touched: H5Fcreate with H5F_ACC_TRUNC truncates the file when it opens
+ * it and only then finds the lock taken, so a second run given a running one's output
+ * destroyed every frame that run had written (and removed its sidecar). The lock is taken
+ * and dropped at once; a file system without flock (ENOLCK, ENOSYS) counts as free, as
+ * HDF5 itself then works unlocked. */
+static int path_locked(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return 0;
+  struct stat st;
+  int locked = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) != 0 &&
+               errno == EWOULDBLOCK;
+  close(fd); /* and with it our lock */
+  return locked;
+}
+
 cdRecorder *cd_recorderOpen(const char *path, const cdScene *scene, const cdRunInfo *info, char *err,
                             size_t errlen) {
+  if (path_locked(path)) {
+    snprintf(err, errlen,
+             "cannot create output file %s: another process has it open (a run writing it, or a reader); "
+             "it was left as it is",
+             path);
+    return NULL;
+  }
   /* No library shutdown at exit: after a write failed (a full disk) H5Fclose fails and
    * leaves the file's ID pointing at a half-closed file, and HDF5's atexit handler
    * (H5_term_library -> H5F__close_cb) then dereferences it: the process that reported
