@@ -1222,7 +1222,7 @@ cdRecorder *cd_recorderOpen(const char *path, const cdScene *scene, const cdRunI
   if (path_locked(path)) {
     snprintf(err, errlen,
              "cannot create output file %s: another process has it open (a run writing it, or a reader); "
-             "it was left as it is",
+             "it was left as it is: give this run another --out",
              path);
     return NULL;
   }
