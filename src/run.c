@@ -20,6 +20,7 @@
 #include "recorder.h"
 #include "summary.h"
 #include "world.h"
+#include "xdmf.h"
 
 static volatile sig_atomic_t g_signal;
 
@@ -179,7 +180,7 @@ int cd_run(const cdRunConfig *cfg) {
 
   char status[4400] = "ok";
   code = CD_EXIT_OK;
-  int show = !cfg->quiet && isatty(STDERR_FILENO);
+  int show = !cfg->quiet && isatty(STDERR_FILENO), shown = 0;
   double wall0 = now(), last = wall0, trec = 0;
   if (cd_recorderWriteFrame(rec, &scene, w, NULL)) {
     snprintf(status, sizeof status, "I/O error writing frame 0 to %s", out);
@@ -275,9 +276,10 @@ int cd_run(const cdRunConfig *cfg) {
     if (show && now() - last > 0.25) {
       last = now();
       progress(k, scene.nstep, w->time, 0, wall0);
+      shown = 1;
     }
   }
-  if (show) fputc('\n', stderr);
+  if (shown) fputc('\n', stderr);
   cd_summaryFinish(&sum, &scene, w, now() - wall0, trec);
   if (cd_recorderWriteSummary(rec, &sum) && code == CD_EXIT_OK) {
     snprintf(status, sizeof status, "I/O error writing the summary to %s", out);
@@ -300,7 +302,18 @@ int cd_run(const cdRunConfig *cfg) {
     code = CD_EXIT_ERROR;
   }
   rec = NULL;
-  if (strcmp(status, "ok") != 0) fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
+  if (strcmp(status, "ok") != 0)
+    fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
+  else if (show) { /* on a terminal, what was done and where it is */
+    char side[2200] = "";
+    if (!cfg->no_xdmf) {
+      strcpy(side, " (ParaView: ");
+      cd_xdmfPath(out, side + strlen(side), sizeof side - strlen(side) - 2);
+      strcat(side, ")");
+    }
+    fprintf(stderr, "cdsim: %ld steps, %.6g s simulated in %.3g s under %s (%s): %s%s\n", sum.steps, w->time,
+            sum.wall_time, model, solver_ran, out, side);
+  }
   if (cfg->summary) printSummary(cfg->scene_path, model, solver_ran, out, status, code, &sum);
 
 done:
