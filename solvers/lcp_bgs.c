@@ -416,9 +416,10 @@ done:
  * fallen NEWTON_RES_NEXT below the last try's, and after NEWTON_SWEEPS, 2 NEWTON_SWEEPS ..
  * sweeps; and once more when the sweeps meet the rule, so that the answer is well inside
  * the tolerance (and the next step's warm start keeps its modes: on the pyramid, answers
- * left by the sweeps at 1e-9 made the next steps' modes unreadable). A try that does not solve costs a few active sets
- * (lcp_newton.c: its backtracking), and none it or an earlier try of the step solved
- * (remember: the tries from nearby iterates meet the same active sets). A try that does not solve but ends below the sweeps' residual
+ * left by the sweeps at 1e-9 made the next steps' modes unreadable). A try that does not
+ * solve costs a few active sets (lcp_newton.c: its backtracking), and none that it or an
+ * earlier try of the step solved (remember: the tries from nearby iterates meet the same
+ * active sets). A try that does not solve but ends below the sweeps' residual
  * (its best iterate is exact on its modes; a few contacts violate theirs) hands that iterate
  * to the sweeps, which mend those contacts, and the next try comes NEWTON_AGAIN sweeps later
  * (the 1000-sphere pile S2 10, first 120 steps: 160 -> 140 iterations a step, with the tries

@@ -62,9 +62,10 @@
  * the tolerance (solved to roundoff, a residual of 1e-9 m/s moved the impulses of a whole
  * row of the pyramid by their own size, and no mode of the next active set held). An
  * active set whose own violations are EARLY_RATIO times the residual of its equations, while
- * its solves converge (EARLY_RATE), is refined no further: its modes change next (the 55-cube pyramid, S4 10, 200 steps: 107 ->
- * 72 factorizations, its first step 18.4M -> 17.4M instructions, its trajectory within
- * 1e-12 m of the fully refined one; S2 10, 250 steps: 19,566 -> 16,998 products). A system
+ * its solves converge (EARLY_RATE), is refined no further: its modes change next (the
+ * 55-cube pyramid, S4 10, 200 steps: 107 -> 72 factorizations, its first step 18.4M ->
+ * 17.4M instructions, its trajectory within 1e-12 m of the fully refined one; S2 10, 250
+ * steps: 19,566 -> 16,998 products). A system
  * whose residual stays above the tolerance (modes that admit no solution) counts as an
  * active set no better than the best.
  * Check and mode changes. From p: lambda, then c = G lambda + g (one product), each contact's
@@ -98,8 +99,8 @@
  * mode its z shows, one with lambda_n = 0 is separated unless it closes or touches. A
  * resting stack then keeps its modes: one factorization and one check a step.
  * Stops at cd_lcpResidual <= TARGET_SHARE tolerance, at max_iterations, when the
- * backtracking's single change failed too or when no violated contact changes mode; converged: the best
- * iterate's residual <= tolerance; otherwise lcp.c goes on with bgs (counted).
+ * backtracking's single change failed too or when no violated contact changes mode;
+ * converged: the best iterate's residual <= tolerance; otherwise lcp.c goes on with bgs (counted).
  * References: Judice & Pires, "A block principal pivoting algorithm for large-scale strictly
  * monotone linear complementarity problems", Comp. & OR 21 (1994); Kostreva (1978);
  * NUMERICS.md, "The Anitescu-Hart LCP by active sets".
@@ -111,7 +112,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <klu.h>
-#include <stdlib.h>
 
 #include "alloc.h"
 #include "backend.h"
@@ -1193,9 +1193,9 @@ static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
  * (s->r), until it is <= rtol or a solve takes less than the share 1 - rate off it (a solve
  * that makes it no smaller is undone), or, while *rn is above the tolerance, until the active
  * set's own violations (check, on the product the refinement made) exceed EARLY_RATIO times
- * *rn (s->early, with s->early_rn: the modes change next whatever the last digits); *rn: the
- * last residual. 0 ok, 1 a solve
- * failed, CD_ERR_NOMEM */
+ * *rn while the solves take EARLY_RATE off it (s->early, with s->early_rn: the modes change
+ * next whatever the last digits); *rn: the last residual. 0 ok, 1 a solve failed,
+ * CD_ERR_NOMEM */
 static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, double rtol, double rate, double *rn,
                   cdLcpNewtonStats *st) {
   for (int k = 0; k < REFINE_MAX && *rn > rtol; k++) {
