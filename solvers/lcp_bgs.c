@@ -612,6 +612,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     double step = 0.0; /* the largest block step of this sweep, m/s */
     if (stale) rowsBuild(p, order, idle, &rows);
     stale = 0;
+    st.blocks += rows.n;
     for (int ii = 0; ii < rows.n; ii++) {
       /* odd sweeps run backwards (symmetric Gauss-Seidel): information then travels both
        * ways along a chain of contacts such as a stack within one pair of sweeps */
