@@ -6,7 +6,10 @@
  * friction-bound multiplier beta (m/s, the sliding speed).
  *
  * Algorithm: sweep the contacts in the caller's order (lcp.c: bottom-up), odd sweeps
- * backwards (symmetric Gauss-Seidel).
+ * backwards (symmetric Gauss-Seidel), leaving out the idle ones: a contact without impulse
+ * whose u_n exceeded IDLE_MARGIN vscale at the last residual check is solved (separated,
+ * beta its slip speed) by that check itself and not again until the next (on the settling
+ * 1000-sphere pile, S2 10: 1,600 to 1,650 of 2,900 contacts).
  * For contact i, fix the other contacts' z_j; its (m + 2) variables then solve the small LCP
  *     0 <= z_i  perp  A_ii z_i + q_i >= 0,    q_i = b_i + sum_{j != i} A_ij z_j,
  *     A_ii = [[G_nn, G_nt D, 0], [D^T G_tn, D^T G_tt D, e], [mu, -e^T, 0]].
@@ -15,7 +18,8 @@
  * implicit: since E and M_mu are block diagonal, A_ij z_j (j != i) only involves G_ij and
  * lambda_j = (lambda_n, D alpha)_j, so
  *     q_i = [c_n; D^T c_T; 0],   c = g_i + sum_{j != i} G_ij lambda_j,
- * one block row of G: a sweep costs O(nnz(G) + ncon m) = O(contacts).
+ * one block row of G: a sweep costs O(nnz(G) + ncon m) = O(contacts). The rows the sweeps
+ * read (without the diagonal and idle blocks) are laid out in sweep order after each check.
  * Block solve (cd_bgsBlockSolve): with W = G_ii and u = W lambda + c, every solution is one
  * of the active sets of the contact, each a closed form: separated (lambda = 0, u = c,
  * c_n >= 0), sticking (u = 0: lambda = -W^-1 c, lambda_T inside the polygon mu lambda_n,
@@ -26,7 +30,7 @@
  * 1000-sphere pile the block solve took 37 % of the run when every block began with the
  * separated and sticking candidates), then separated, sticking and the slides (the
  * direction the contact slid along last first), and the first whose block residual is at
- * roundoff level is taken;
+ * roundoff level is taken (separated with c_n >= 0 without computing it: it is zero);
  * when none is (a singular W, ties between active sets), Lemke's method (lcp_lemke.c; A_ii
  * is copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997) solves the
  * block on a preallocated workspace. No allocation per block.
@@ -52,8 +56,9 @@
  * the worst ones are taken as one larger block and solved exactly by Lemke (see the
  * cluster section below). Still block Gauss-Seidel: the fixed points are the LCP's.
  * Stopping rule: cd_lcpResidual <= tolerance (||min(S z, A z + b)||_inf / ||g||_inf, impulses
- * as velocities: lcp.h), evaluated when the sweeps' steps say it may be met (CHECK_MAX), or the
- * sweep limit; the iterate of smallest residual is returned (the method is not monotone
+ * as velocities: lcp.h), evaluated when the sweep's largest block step says it may be near
+ * a threshold, at steps counted in sweeps and every CHECK_MAX sweeps (STEP_GATE), and at the
+ * sweep limit; only this check stops the sweeps; the iterate of smallest residual is returned (the method is not monotone
  * for the non-symmetric A), and converged says honestly whether it met the rule.
  * References: NUMERICS.md (block Gauss-Seidel for the Anitescu-Hart LCP: "enumerate stick /
  * slide along each edge"); Cottle, Pang & Stone, The Linear Complementarity Problem,
@@ -219,6 +224,13 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
     BLOCK_TRY(candEdge(W, mu, m, D, c, ke, cand));
   } else if (sticking) {
     BLOCK_TRY(candStick(W, m, D, c, cand));
+  }
+  /* separated with c_n >= 0 solves the block exactly (every pair of its residual is zero:
+   * beta is the largest -d_k . c_T, so each d_k . c_T + beta >= 0 in floating point too):
+   * taken without its block residual, the same as BLOCK_TRY would take it */
+  if (c[0] >= 0.0) {
+    candSeparated(m, D, c, z);
+    return CD_BGS_BLOCK_DIRECT;
   }
   BLOCK_TRY(candSeparated(m, D, c, cand));
   if (!sticking) BLOCK_TRY(candStick(W, m, D, c, cand));
