@@ -495,8 +495,11 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
  * factor 0.55 .. 1.6 of the residual after the same sweep. The check runs when that step is
  * below STEP_GATE times the nearest threshold the solve acts on (the tolerance, and
  * NEWTON_RES while the active-set tries run), when a step counted in sweeps is due (a try at
- * NEWTON_SWEEPS, a stall test, a subspace step), at the sweep limit, and at least every
- * CHECK_MAX sweeps (it also settles the idle contacts, IDLE_MARGIN). Only the true residual
+ * NEWTON_SWEEPS, a stall test, a subspace step), at the sweep limit, after the first sweep
+ * from an iterate that replaced the sweeps' own (a try's, a subspace step's, the clusters':
+ * that sweep sweeps every contact; on the pile a stall test's clusters left 10 such sweeps
+ * until the next check), and at least every CHECK_MAX sweeps (it also settles the idle
+ * contacts, IDLE_MARGIN). Only the true residual
  * ever stops the sweeps. */
 #define STEP_GATE 10.0
 #define CHECK_MAX 10
@@ -616,7 +619,9 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   double res = sweepCheck(p, m, D, z, lam, u, idle, margin);
-  int stale = 1; /* rows to be built (after each check: the idle contacts change) */
+  int stale = 1;   /* rows to be built (after each check: the idle contacts change) */
+  int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
+                      sweep sweeps them all: the check comes after it and finds them again */
   st.products++;
   memcpy(best, z, (size_t)n * sizeof *best);
   double bestres = res, ref_res = res;
@@ -667,11 +672,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     /* the true residual when the sweep's steps say it may be near a threshold the solve acts
      * on, when a step counted in sweeps is due, and every CHECK_MAX sweeps (CHECK_MAX) */
     double gate = tries ? fmax(thresh, newton_res) : thresh;
-    if (!(st.sweeps >= maxs || st.sweeps % CHECK_MAX == 0 || !(step > STEP_GATE * gate * vs) ||
+    if (!(recheck || st.sweeps >= maxs || st.sweeps % CHECK_MAX == 0 || !(step > STEP_GATE * gate * vs) ||
           (tries && st.sweeps >= newton_sweeps) || st.sweeps - ref_sweep >= STALL_SWEEPS))
       continue;
     res = sweepCheck(p, m, D, z, lam, u, idle, margin);
-    stale = 1;
+    stale = 1, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
     if (st.sweeps % SUBSPACE_EVERY == 0) {
@@ -682,7 +687,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         if (!(res < trial_res)) {
           memcpy(z, ztrial, (size_t)n * sizeof *z);
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
-          memset(idle, 0, (size_t)nc), stale = 1;
+          memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = trial_res;
           trial_fails++;
           undone = 1;
@@ -700,7 +705,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
           trial_res = res;
           memcpy(z, zsub, (size_t)n * sizeof *z);
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
-          memset(idle, 0, (size_t)nc), stale = 1;
+          memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = r2;
         } else {
           trial_fails++;
@@ -722,7 +727,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
          * sweeps go on from it, and the next try comes NEWTON_AGAIN sweeps later */
         memcpy(z, zsub, (size_t)n * sizeof *z);
         cd_lcpLambdaFromZ(nc, m, D, z, lam);
-        memset(idle, 0, (size_t)nc), stale = 1;
+        memset(idle, 0, (size_t)nc), stale = recheck = 1;
         res = tres;
         newton_sweeps = st.sweeps + NEWTON_AGAIN;
       }
@@ -753,7 +758,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
           st.factorizations++;
         }
         if (rc) break;
-        memset(idle, 0, (size_t)nc), stale = 1; /* (the clusters' contacts may carry impulses now) */
+        memset(idle, 0, (size_t)nc), stale = recheck = 1; /* (the clusters' contacts may carry impulses now) */
         double r2 = cd_lcpResidual(p, m, D, z, work);
         st.products += 2; /* with the evaluation before the clusters */
         if (r2 < res) {
