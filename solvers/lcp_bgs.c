@@ -56,9 +56,10 @@
  * the worst ones are taken as one larger block and solved exactly by Lemke (see the
  * cluster section below). Still block Gauss-Seidel: the fixed points are the LCP's.
  * Stopping rule: cd_lcpResidual <= tolerance (||min(S z, A z + b)||_inf / ||g||_inf, impulses
- * as velocities: lcp.h), evaluated when the sweep's largest block step says it may be near
- * a threshold, at steps counted in sweeps and every CHECK_MAX sweeps (STEP_GATE), and at the
- * sweep limit; only this check stops the sweeps; the iterate of smallest residual is returned (the method is not monotone
+ * as velocities: lcp.h), evaluated every second sweep, with the active-set tries only where
+ * the sweep's largest block step or the last residual says it may be near a threshold, at
+ * steps counted in sweeps and every CHECK_MAX sweeps (STEP_GATE), and at the sweep limit;
+ * only this check stops the sweeps; the iterate of smallest residual is returned (the method is not monotone
  * for the non-symmetric A), and converged says honestly whether it met the rule.
  * References: NUMERICS.md (block Gauss-Seidel for the Anitescu-Hart LCP: "enumerate stick /
  * slide along each edge"); Cottle, Pang & Stone, The Linear Complementarity Problem,
@@ -508,7 +509,7 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
 #define CHECK_EVERY 2
 #define CHECK_MAX 10
 /* subspace steps (lcp_subspace.h): one every SUBSPACE_EVERY sweeps (a multiple of
- * CHECK_MAX) while the residual is above the threshold, with at most SUBSPACE_ITER
+ * CHECK_EVERY) while the residual is above the threshold, with at most SUBSPACE_ITER
  * GMRES iterations a pass; the first residual of a candidate may exceed the current one
  * by SUBSPACE_SPREAD (the projection onto the cones and the contacts whose active set is
  * still wrong leave work to the sweeps, which is why a candidate is judged SUBSPACE_EVERY
