@@ -415,7 +415,7 @@ done:
  * G without the diagonal block and the blocks of idle contacts (whose lambda is zero), in
  * G's order (so the sums are G's sums). Built anew after each check, as the idle contacts
  * change: the sweeps between then stream through it instead of jumping between G's rows,
- * and skip no block (a test for an idle neighbour a block mispredicted every other time). */
+ * and test no block for an idle neighbour. */
 typedef struct {
   int n;        /* contacts swept */
   int *con;     /* (ncon) the swept contacts, forward-sweep order */
