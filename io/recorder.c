@@ -67,7 +67,7 @@
  *                                               scenes with boxes)
  *   /summary attributes            the run summary (src/summary.h), written at the end:
  *                                  steps, substeps, contacts_max, iterations_max,
- *                                  nonconverged_steps (i64); wall_time (s), contacts_mean,
+ *                                  nonconverged_steps, fallbacks (i64); wall_time (s), contacts_mean,
  *                                  iterations_mean, residual_max, penetration_max (m),
  *                                  lift_max (m), kinetic_energy_final (J), time_collide,
  *                                  time_build, time_solve, time_record, step_time_median,
@@ -149,6 +149,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -647,10 +648,43 @@ static size_t chunk_bytes(const cdColumn *c) {
   return (size_t)c->chunk_rows * (size_t)c->chunk_cols * (size_t)c->inner[1] * c->esize;
 }
 
-/* HDF5's shuffle filter: the k-th bytes of the n elements of size es one after the other */
+/* the 8x8 byte matrix whose row j is w[j] (byte k of a little-endian word is column k),
+ * transposed in place: three rounds of swapping off-diagonal blocks of 4, 2 and 1 bytes */
+static void transpose8(uint64_t w[8]) {
+  for (int j = 0; j < 4; j++) {
+    uint64_t t = ((w[j] >> 32) ^ w[j + 4]) & 0x00000000FFFFFFFFull;
+    w[j] ^= t << 32;
+    w[j + 4] ^= t;
+  }
+  for (int j = 0; j < 8; j += (j & 1) ? 3 : 1) { /* 0, 1, 4, 5 */
+    uint64_t t = ((w[j] >> 16) ^ w[j + 2]) & 0x0000FFFF0000FFFFull;
+    w[j] ^= t << 16;
+    w[j + 2] ^= t;
+  }
+  for (int j = 0; j < 8; j += 2) {
+    uint64_t t = ((w[j] >> 8) ^ w[j + 1]) & 0x00FF00FF00FF00FFull;
+    w[j] ^= t << 8;
+    w[j + 1] ^= t;
+  }
+}
+
+/* HDF5's shuffle filter: the k-th bytes of the n elements of size es one after the other.
+ * Elements of 8 bytes (most columns: doubles, i64) go 8 at a time through an 8x8 byte
+ * transpose on a little-endian machine: a fifth of the byte loop's instructions */
 static void shuffle(const unsigned char *in, size_t n, size_t es, unsigned char *out) {
+  size_t i0 = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (es == 8) {
+    for (; i0 + 8 <= n; i0 += 8) {
+      uint64_t w[8];
+      memcpy(w, in + i0 * 8, sizeof w);
+      transpose8(w);
+      for (size_t k = 0; k < 8; k++) memcpy(out + k * n + i0, &w[k], 8);
+    }
+  }
+#endif
   for (size_t k = 0; k < es; k++)
-    for (size_t i = 0; i < n; i++) out[k * n + i] = in[i * es + k];
+    for (size_t i = i0; i < n; i++) out[k * n + i] = in[i * es + k];
 }
 
 /* the chunk of c whose rows start at row0 (counted from the first row of the column's
@@ -669,7 +703,11 @@ static size_t chunk_build(const cdRecorder *r, const cdColumn *c, int side, size
   if (!raw || !shuf || !z) return 0;
   size_t rows = total - row0 < c->chunk_rows ? total - row0 : (size_t)c->chunk_rows;
   size_t ncol = cols - col0 < cc ? cols - col0 : cc;
-  memset(raw, 0, nbytes); /* past the extent: never read */
+  /* past the extent (rows and columns the chunk does not cover): zeros, never read */
+  if (ncol < cc)
+    memset(raw, 0, nbytes);
+  else
+    memset(raw + rows * cc * per_col, 0, nbytes - rows * cc * per_col);
   for (size_t k = 0; k < rows; k++) {
     size_t row = row0 + k;
     const unsigned char *src = row < t ? c->tail + row * rowbytes : c->buf[side] + (row - t) * rowbytes;
@@ -1162,8 +1200,32 @@ static int recorder_layout(cdRecorder *r, const cdScene *scene, const cdRunInfo 
   return writer_start(r);
 }
 
+/* 1 when the regular file at path is open in another process that holds HDF5's file lock
+ * on it (a run writing it, or a reader: HDF5 takes flock's exclusive or shared lock). Asked
+ * before anything is touched: H5Fcreate with H5F_ACC_TRUNC truncates the file when it opens
+ * it and only then finds the lock taken, so a second run given a running one's output
+ * destroyed every frame that run had written (and removed its sidecar). The lock is taken
+ * and dropped at once; a file system without flock (ENOLCK, ENOSYS) counts as free, as
+ * HDF5 itself then works unlocked. */
+static int path_locked(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return 0;
+  struct stat st;
+  int locked = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) != 0 &&
+               errno == EWOULDBLOCK;
+  close(fd); /* and with it our lock */
+  return locked;
+}
+
 cdRecorder *cd_recorderOpen(const char *path, const cdScene *scene, const cdRunInfo *info, char *err,
                             size_t errlen) {
+  if (path_locked(path)) {
+    snprintf(err, errlen,
+             "cannot create output file %s: another process has it open (a run writing it, or a reader); "
+             "it was left as it is: give this run another --out",
+             path);
+    return NULL;
+  }
   /* No library shutdown at exit: after a write failed (a full disk) H5Fclose fails and
    * leaves the file's ID pointing at a half-closed file, and HDF5's atexit handler
    * (H5_term_library -> H5F__close_cb) then dereferences it: the process that reported
@@ -1431,6 +1493,7 @@ int cd_recorderWriteSummary(cdRecorder *r, const cdSummary *s) {
               {"contacts_max", s->contacts_max},
               {"iterations_max", s->iterations_max},
               {"nonconverged_steps", s->nonconverged_steps},
+              {"fallbacks", s->fallbacks},
               {"step_time_max_at", s->step_time_max_at}};
   const struct {
     const char *name;

@@ -20,6 +20,7 @@
 #include "recorder.h"
 #include "summary.h"
 #include "world.h"
+#include "xdmf.h"
 
 static volatile sig_atomic_t g_signal;
 
@@ -77,11 +78,11 @@ static void printSummary(const char *scene, const char *model, const char *solve
   jsonString(status);
   printf(", \"exit\": %d, \"steps\": %ld, \"substeps\": %ld, \"wall_time\": %.6g, \"contacts_mean\": %.6g, "
          "\"contacts_max\": %ld, \"iterations_mean\": %.6g, \"iterations_max\": %ld, \"residual_max\": %.6g, "
-         "\"nonconverged_steps\": %ld, \"penetration_max\": %.6g, \"lift_max\": %.6g, "
+         "\"nonconverged_steps\": %ld, \"fallbacks\": %ld, \"penetration_max\": %.6g, \"lift_max\": %.6g, "
          "\"kinetic_energy_final\": %.6g, \"time_collide\": %.6g, \"time_build\": %.6g, \"time_solve\": %.6g, "
          "\"time_record\": %.6g, \"step_time_median\": %.6g, \"step_time_max\": %.6g, \"step_time_max_at\": %ld}\n",
          code, s->steps, s->substeps, s->wall_time, s->contacts_mean, s->contacts_max, s->iterations_mean,
-         s->iterations_max, s->residual_max, s->nonconverged_steps, s->penetration_max, s->lift_max,
+         s->iterations_max, s->residual_max, s->nonconverged_steps, s->fallbacks, s->penetration_max, s->lift_max,
          s->kinetic_energy_final, s->time_collide, s->time_build, s->time_solve, s->time_record,
          s->step_time_median, s->step_time_max, s->step_time_max_at);
   fflush(stdout);
@@ -179,13 +180,18 @@ int cd_run(const cdRunConfig *cfg) {
 
   char status[4400] = "ok";
   code = CD_EXIT_OK;
-  int show = !cfg->quiet && isatty(STDERR_FILENO);
+  int show = !cfg->quiet && isatty(STDERR_FILENO), shown = 0;
   double wall0 = now(), last = wall0, trec = 0;
   if (cd_recorderWriteFrame(rec, &scene, w, NULL)) {
     snprintf(status, sizeof status, "I/O error writing frame 0 to %s", out);
     code = CD_EXIT_ERROR;
   }
   long warned_nc = 0, warned_fb = 0, warned_ch = 0;
+  /* a fallback is said on stderr only under a solver the user named: the default of each model
+   * is a policy of several methods (the output's solver attribute names those that ran, e.g.
+   * "primal+apgd"), and its handovers are its design, counted in /solver/warn_fallback and in
+   * the summary's fallbacks like every other */
+  int named_solver = cfg->bopt.solver && cfg->bopt.solver[0];
   cdSummary sum;
   cd_summaryInit(&sum);
   for (long k = 1; code == CD_EXIT_OK && k <= scene.nstep; k++) {
@@ -230,9 +236,9 @@ int cd_run(const cdRunConfig *cfg) {
       fprintf(stderr, "%scdsim: warning: step %ld: the %s solver did not converge (residual %.3g); "
                       "every such step is marked in /solver/converged\n",
               show ? "\n" : "", k, info.solver, stats.residual);
-    if (w->warn_fallback > warned_fb && warned_fb == 0 && !cfg->quiet)
-      fprintf(stderr, "%scdsim: warning: step %ld: the solver fell back to another method; counted in the output\n",
-              show ? "\n" : "", k);
+    if (w->warn_fallback > warned_fb && warned_fb == 0 && named_solver && !cfg->quiet)
+      fprintf(stderr, "%scdsim: warning: step %ld: the %s solver fell back to another method; counted in "
+                      "/solver/warn_fallback\n", show ? "\n" : "", k, cfg->bopt.solver);
     if (w->warn_cholmod > warned_ch && warned_ch == 0 && !cfg->quiet)
       fprintf(stderr, "%scdsim: warning: step %ld: a CHOLMOD factorization of the solver reported a warning; "
                       "counted in /solver/warn_cholmod\n", show ? "\n" : "", k);
@@ -270,9 +276,10 @@ int cd_run(const cdRunConfig *cfg) {
     if (show && now() - last > 0.25) {
       last = now();
       progress(k, scene.nstep, w->time, 0, wall0);
+      shown = 1;
     }
   }
-  if (show) fputc('\n', stderr);
+  if (shown) fputc('\n', stderr);
   cd_summaryFinish(&sum, &scene, w, now() - wall0, trec);
   if (cd_recorderWriteSummary(rec, &sum) && code == CD_EXIT_OK) {
     snprintf(status, sizeof status, "I/O error writing the summary to %s", out);
@@ -295,7 +302,18 @@ int cd_run(const cdRunConfig *cfg) {
     code = CD_EXIT_ERROR;
   }
   rec = NULL;
-  if (strcmp(status, "ok") != 0) fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
+  if (strcmp(status, "ok") != 0)
+    fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
+  else if (show) { /* on a terminal, what was done and where it is */
+    char side[2200] = "";
+    if (!cfg->no_xdmf) {
+      strcpy(side, " (ParaView: ");
+      cd_xdmfPath(out, side + strlen(side), sizeof side - strlen(side) - 2);
+      strcat(side, ")");
+    }
+    fprintf(stderr, "cdsim: %ld steps, %.6g s simulated in %.3g s under %s (%s): %s%s\n", sum.steps, w->time,
+            sum.wall_time, model, solver_ran, out, side);
+  }
   if (cfg->summary) printSummary(cfg->scene_path, model, solver_ran, out, status, code, &sum);
 
 done:

@@ -7,6 +7,10 @@
 #include "vec3.h"
 
 #define SLIDING_SPEED 1e-3 /* m/s: a contact slides above this tangential speed */
+/* a contact is loaded when its normal impulse is above this share of the largest so far: an
+ * interior-point answer leaves 1e-19 N s on a cube's separating corners, and counting those
+ * made the lift of its free flight a step later (twice the hover) the "hover" */
+#define LOADED_SHARE 1e-6
 #define TIME_MIN 1e-8       /* s: the lower edge of the step-time histogram's first bin */
 #define TIME_RATIO 1.01     /* each bin's upper edge over its lower one */
 
@@ -22,7 +26,9 @@ void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st) {
   if (st->iterations > s->iterations_max) s->iterations_max = st->iterations;
   if (st->residual > s->residual_max) s->residual_max = st->residual;
   if (!st->converged) s->nonconverged_steps++;
+  s->fallbacks += st->fallbacks;
   /* both sets are sorted by key: one merge pass */
+  double loaded = LOADED_SHARE * s->ln_max;
   int j = 0;
   for (int i = 0; i < cur->ncon; i++) {
     const cdContact *c = &cur->con[i];
@@ -30,9 +36,11 @@ void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st) {
     while (j < prev->ncon && cd_contactKeyCompare(&prev->con[j], c) < 0) j++;
     if (j < prev->ncon && cd_contactKeyCompare(&prev->con[j], c) == 0) {
       const cdContact *p = &prev->con[j];
-      if (p->lambda[0] > 0 && cd_v3norm(p->post_vt) > SLIDING_SPEED && c->gap > s->lift_max) s->lift_max = c->gap;
+      if (p->lambda[0] > loaded && p->lambda[0] > 0 && cd_v3norm(p->post_vt) > SLIDING_SPEED && c->gap > s->lift_max)
+        s->lift_max = c->gap;
     }
   }
+  for (int i = 0; i < cur->ncon; i++) s->ln_max = fmax(s->ln_max, cur->con[i].lambda[0]);
 }
 
 void cd_summaryStepTime(cdSummary *s, double seconds) {

@@ -18,10 +18,11 @@ typedef struct cdSummary {
   long iterations_max;
   double residual_max;      /* the largest per-step residual */
   long nonconverged_steps;
+  long fallbacks;           /* times a solver fell back to another (cdSolveStats.fallbacks, summed) */
   double penetration_max;   /* the largest -gap seen at the start of a step, m (>= 0) */
   double lift_max;          /* the largest gap at the start of a step of a contact that was
-                               loaded (l_n > 0) and sliding (|v_t| > 1e-3 m/s) in the step
-                               before, m: the CCP's hover */
+                               loaded (l_n above 1e-6 of the largest l_n so far) and sliding
+                               (|v_t| > 1e-3 m/s) in the step before, m: the CCP's hover */
   double kinetic_energy_final; /* J */
   /* where the wall time went, s (cdWorld's stage times; time_record is the run loop's time
    * in the recorder): the rest of wall_time is integration, bookkeeping and progress */
@@ -32,6 +33,7 @@ typedef struct cdSummary {
   double step_time_median, step_time_max;
   long step_time_max_at;
   double sum_contacts, sum_iterations; /* accumulators */
+  double ln_max;                       /* the largest normal impulse so far, N s */
   unsigned step_hist[CD_SUMMARY_TIME_BINS]; /* steps a bin of step times (summary.c) */
 } cdSummary;
 

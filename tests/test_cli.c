@@ -1,5 +1,8 @@
 /* test_cli.c: the command line and the output file, through the real binary ($CDSIM_BIN):
- * exit statuses, messages, nothing written on bad input, interruption, determinism. */
+ * exit statuses, messages, nothing written on bad input, interruption, determinism, and what a
+ * run says on a terminal. */
+#define _XOPEN_SOURCE 700 /* posix_openpt */
+#include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
@@ -16,6 +19,69 @@
 
 #define RUN(out, err, ...) \
   cd_cliRun((const char *const[]){__VA_ARGS__, NULL}, NULL, out, sizeof(out), err, sizeof(err), NULL)
+
+/* runs cdsim with stderr on a pseudo-terminal (stdout to /dev/null) and what it wrote there
+ * in buf; the exit status, or -1 when the test cannot make a terminal */
+static int runOnTerminal(const char *const *args, char *buf, size_t n) {
+  buf[0] = 0;
+  int m = posix_openpt(O_RDWR | O_NOCTTY);
+  if (m < 0 || grantpt(m) || unlockpt(m) || !ptsname(m)) {
+    if (m >= 0) close(m);
+    return -1;
+  }
+  const char *argv[32] = {cd_cliBin()};
+  int a = 1;
+  for (; args[a - 1] && a < 31; a++) argv[a] = args[a - 1];
+  argv[a] = NULL;
+  char slave[256];
+  snprintf(slave, sizeof slave, "%s", ptsname(m));
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    int s = open(slave, O_RDWR);
+    int nul = open("/dev/null", O_WRONLY);
+    if (s < 0 || nul < 0 || dup2(s, 2) < 0 || dup2(nul, 1) < 0) _exit(126);
+    close(m);
+    alarm(60); /* a hang ends the child, and with it the terminal the test reads */
+    execv(argv[0], (char *const *)(void *)argv);
+    _exit(127);
+  }
+  size_t got = 0;
+  for (;;) { /* until the child's end closes the terminal (EIO) */
+    ssize_t r = read(m, buf + got, n - 1 - got);
+    if (r > 0 && got + (size_t)r < n - 1)
+      got += (size_t)r;
+    else if (r < 0 && errno == EINTR)
+      continue;
+    else if (r <= 0 || got + (size_t)r >= n - 1)
+      break;
+  }
+  buf[got] = 0;
+  close(m);
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) < 0) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* on a terminal a run ends with one line: steps, simulated and wall time, model and solver,
+ * the file and its sidecar (README's first command); under --quiet, and off a terminal,
+ * nothing */
+CD_TEST(aRunOnATerminalSaysWhatItWroteAndWhere) {
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
+  char scene[1024], out[512], side[512], tty[8192], so[4096], se[4096];
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
+  snprintf(out, sizeof out, "%s/tty.h5", cd_cliTmpdir());
+  snprintf(side, sizeof side, "%s/tty.xdmf", cd_cliTmpdir());
+  int code = runOnTerminal((const char *const[]){scene, "--model", "ccp", "--out", out, NULL}, tty, sizeof tty);
+  if (code == -1) CD_SKIP("no pseudo-terminal here");
+  CHECK_MSG(code == 0 && strstr(tty, "cdsim: 150 steps, 1.5 s simulated in ") && strstr(tty, "under ccp (primal+apgd)") &&
+                strstr(tty, out) && strstr(tty, side) && !strstr(tty, "warning"),
+            "exit %d, terminal: '%s'", code, tty);
+  code = runOnTerminal((const char *const[]){scene, "--out", out, "--quiet", NULL}, tty, sizeof tty);
+  CHECK_MSG(code == 0 && tty[0] == 0, "--quiet: exit %d, terminal: '%s'", code, tty);
+  code = RUN(so, se, scene, "--out", out);
+  CHECK_MSG(code == 0 && se[0] == 0, "off a terminal: exit %d, stderr '%s'", code, se);
+}
 
 CD_TEST(freeFlightRunWritesEveryFrameOfTheDiscreteParabola) {
   if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");

@@ -1,7 +1,8 @@
 /* test_cli_options.c: what the command line does with options and input that do not do what
  * they seem to (src/notices.h): --steps with --duration is refused, an option the model does
  * not use and a parameter without effect are said, initial overlaps are said with the speed
- * they imply; and --duration counts steps by the scene file's rule. */
+ * they imply; --duration counts steps by the scene file's rule; and a solver's fallbacks are
+ * said under a solver the user named, counted (not said) under the default. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,10 +20,15 @@ static int writeScene(char *path, size_t n, const char *name, const char *text) 
   return rc;
 }
 
-static long summarySteps(const char *so) {
-  const char *p = strstr(so, "\"steps\": ");
-  return p ? strtol(p + 9, NULL, 10) : -1;
+/* a whole-number field of --summary's line, or -1 */
+static long summaryLong(const char *so, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": ", key);
+  const char *p = strstr(so, pat);
+  return p ? strtol(p + strlen(pat), NULL, 10) : -1;
 }
+
+static long summarySteps(const char *so) { return summaryLong(so, "steps"); }
 
 /* 1.0000000005 / 0.01 = 100.00000005: within 1e-9 relative of 100, so the scene's rule gives
  * 100 steps; --duration used ceil(d/dt - 1e-9) = 101 */
@@ -57,6 +63,25 @@ CD_TEST(stepsTogetherWithDurationIsAUsageError) {
   char got[16];
   cd_cliReadFile(out, got, sizeof got);
   CHECK(got[0] == 0); /* nothing written */
+}
+
+/* the sliding cube (README's first command): the default CCP hands its first step from primal
+ * to apgd (its budget of Newton steps), which is its design: counted in the summary and in
+ * /solver/warn_fallback, not said; ipm, named, falls back to apgd's sweeps on some steps and
+ * says so once, naming itself */
+CD_TEST(fallbacksAreSaidOnlyUnderANamedSolver) {
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
+  char scene[1024], out[512], so[4096], se[4096];
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
+  snprintf(out, sizeof out, "%s/fallbacks.h5", cd_cliTmpdir());
+  int code = RUN(so, se, scene, "--model", "ccp", "--out", out, "--no-xdmf", "--summary");
+  CHECK_MSG(code == 0 && se[0] == 0, "default: exit %d, stderr '%s'", code, se);
+  CHECK_MSG(summaryLong(so, "fallbacks") > 0 && strstr(so, "\"solver\": \"primal+apgd\""), "default: %s", so);
+  code = RUN(so, se, scene, "--model", "ccp", "--solver", "ipm", "--out", out, "--no-xdmf", "--summary");
+  CHECK_MSG(code == 0 && summaryLong(so, "fallbacks") > 0, "ipm: exit %d: %s", code, so);
+  const char *w = strstr(se, "warning: ");
+  CHECK_MSG(w && strstr(w, "the ipm solver fell back") && strchr(se, '\n') == strrchr(se, '\n'), "ipm: stderr '%s'",
+            se);
 }
 
 /* every option that the chosen model does not use is said once, also under --quiet; an

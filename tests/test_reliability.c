@@ -342,6 +342,39 @@ CD_TEST(readOnlyOutputFileExitsOneNamesItAndKeepsItsContents) {
   chmod(cd_cliTmpdir(), 0700);
 }
 
+/* a second run given the output of a file another process holds open (HDF5's lock: here a
+ * writer, as a running cdsim is) exits 1 naming it, and the file keeps every frame and its
+ * sidecar: HDF5's create-and-truncate used to empty the file before it found the lock */
+CD_TEST(outputAnotherProcessHoldsOpenIsLeftAsItIs) {
+  if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
+  char scene[1024], out[600], side[620], err[8192], status[64];
+  cd_cliScenePath(scene, sizeof scene, "sliding-cube.json");
+  snprintf(out, sizeof out, "%s/held.h5", cd_cliTmpdir());
+  snprintf(side, sizeof side, "%s/held.xdmf", cd_cliTmpdir());
+  Limits lim = {20, 0, 0, 0};
+  int code = RUN(&lim, err, NULL, scene, "--out", out, "--steps", "7", "--quiet");
+  CHECK_MSG(code == 0, "first run: exit %d: %s", code, err);
+  struct stat st0, st1;
+  CHECK(stat(out, &st0) == 0 && access(side, R_OK) == 0);
+  hid_t f = H5Fopen(out, H5F_ACC_RDWR, H5P_DEFAULT);
+  CHECK_MSG(f >= 0, "the test cannot open %s", out);
+  if (f < 0) return;
+  code = RUN(&lim, err, NULL, scene, "--out", out, "--steps", "3", "--quiet");
+  H5Fclose(f);
+  CHECK_MSG(code == 1 && strstr(err, out) && strstr(err, "another process has it open"), "exit %d: %s", code, err);
+  CHECK(stat(out, &st1) == 0 && st1.st_size == st0.st_size && access(side, R_OK) == 0);
+  CHECK(readStatus(out, status, sizeof status) == 0 && strcmp(status, "ok") == 0);
+  hid_t g = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = g >= 0 ? H5Dopen2(g, "/time", H5P_DEFAULT) : -1;
+  hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+  hsize_t n = 0;
+  if (sp >= 0) H5Sget_simple_extent_dims(sp, &n, NULL);
+  CHECK_MSG(n == 8, "/time holds %llu frames, not the first run's 8", (unsigned long long)n);
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  if (g >= 0) H5Fclose(g);
+}
+
 CD_TEST(outputOntoADirectoryExitsOne) {
   if (!cd_cliHaveBin()) CD_SKIP("CDSIM_BIN not built");
   char scene[1024], err[8192];
