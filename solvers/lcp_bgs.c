@@ -479,10 +479,10 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
   double res = 0.0;
   for (int i = 0; i < nc; i++) {
     const double *ui = &u[3 * i];
-    int free = z[i] == 0.0 && ui[0] > margin;
-    for (int l = 0; free && l < m; l++) free = z[nc + m * i + l] == 0.0;
-    idle[i] = (unsigned char)free;
-    if (free) z[nc + nc * m + i] = slipSpeed(m, D, ui[1], ui[2]);
+    int sep = z[i] == 0.0 && ui[0] > margin;
+    for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
+    idle[i] = (unsigned char)sep;
+    if (sep) z[nc + nc * m + i] = slipSpeed(m, D, ui[1], ui[2]);
     double r = cd_lcpContactResidual(p, m, D, z, ui, i);
     if (!(r <= res)) res = r; /* NaN propagates */
   }
@@ -674,10 +674,10 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       step = maxd(step, dz);
     }
     st.sweeps++;
-    /* the true residual when the sweep's steps say it may be near a threshold the solve acts
-     * on, when a step counted in sweeps is due, and every CHECK_MAX sweeps (CHECK_MAX) */
+    /* the true residual: every CHECK_EVERY sweeps, with the tries only near a threshold, and
+     * when a step counted in sweeps is due (STEP_GATE) */
     double gate = fmax(thresh, newton_res);
-    int near = !tries || !(step > STEP_GATE * gate * vs) || !(res > STEP_GATE * gate);
+    int near = !(step > STEP_GATE * gate * vs) || !(res > STEP_GATE * gate);
     if (tries ? !(recheck || st.sweeps >= maxs || st.sweeps % CHECK_MAX == 0 || (near && st.sweeps % CHECK_EVERY == 0) ||
                   st.sweeps >= newton_sweeps || st.sweeps - ref_sweep >= STALL_SWEEPS)
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
