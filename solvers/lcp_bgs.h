@@ -20,7 +20,8 @@ typedef struct cdBgsOptions {
 } cdBgsOptions;
 
 typedef struct cdBgsStats {
-  int sweeps;         /* sweeps over all contacts */
+  int sweeps;         /* sweeps over all contacts (the idle ones left out: lcp_bgs.c) */
+  long blocks;        /* block solves in the sweeps: contacts swept, idle ones not */
   double residual;    /* ||min(z, A z + b)||_inf of the returned z (the best iterate) */
   int converged;      /* 1 when residual <= tolerance max(1, ||b||_inf) */
   int products;       /* products with G outside the sweeps: residual checks, GMRES iterations,

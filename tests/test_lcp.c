@@ -458,6 +458,75 @@ CD_TEST(lcpBgsNewtonAndLemkeGiveTheSameVelocitiesOnRedundantFrictionlessContacts
   }
 }
 
+CD_TEST(lcpBgsSweepsAnIdleContactAgainWhenItsNeighbourClosesIt) {
+  /* contact 1 separates at 0.3 m/s (far above the idle margin, lcp_bgs.c) while contact 0
+   * presses; contact 0's impulse pushes contact 1 closed (G_01 = -0.5). Contact 1 is left
+   * out of the first sweeps (fewer block solves than 2 a sweep) and is swept again from the
+   * check after contact 0 settles: the answer is the LCP's, in closed form
+   *     lambda_0 - 0.5 lambda_1 = 1,  -0.5 lambda_0 + lambda_1 = -0.3  (both pressing),
+   * lambda_0 = 0.85 / 0.75, lambda_1 = 0.5 lambda_0 - 0.3, and contact 1 slides: sticking
+   * would take lambda_T = -0.2 against its free slip of 0.2 m/s, beyond mu lambda_n, so
+   * lambda_T = -mu lambda_n along -t1 (a vertex of the polygon for m = 4). */
+  const int m = 4, nc = 2, n = cd_lcpSize(nc, m);
+  double D[8], Gd[36] = {0}, g[6] = {-1.0, 0.0, 0.0, 0.3, 0.2, 0.0}, mu[2] = {0.5, 0.5};
+  cd_lcpDirections(m, D);
+  for (int r = 0; r < 6; r++) Gd[r * 6 + r] = 1.0;
+  Gd[0 * 6 + 3] = Gd[3 * 6 + 0] = -0.5;
+  cdContactProblem p;
+  CHECK(problemFromDense(&p, nc, Gd, g, mu) == 0);
+  double z[16] = {0}, lam[6];
+  CHECK(n <= 16);
+  cdBgsOptions bo = {.tolerance = 1e-12};
+  cdBgsStats bs;
+  CHECK(cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
+  printf("    %d sweeps, %ld block solves, residual %.1e\n", bs.sweeps, bs.blocks, bs.residual);
+  CHECK(bs.converged && bs.residual <= 1e-12);
+  CHECK_MSG(bs.blocks < 2L * bs.sweeps, "%ld block solves in %d sweeps", bs.blocks, bs.sweeps);
+  cd_lcpLambdaFromZ(nc, m, D, z, lam);
+  double l0 = 0.85 / 0.75, l1 = 0.5 * l0 - 0.3;
+  CHECK_NEAR(lam[0], l0, 1e-11);
+  CHECK_NEAR(lam[3], l1, 1e-11);
+  CHECK_NEAR(lam[4], -mu[1] * l1, 1e-11);
+  CHECK_NEAR(lam[1], 0.0, 1e-11);
+  CHECK_NEAR(lam[5], 0.0, 1e-11);
+  cd_contactProblemFree(&p);
+}
+
+CD_TEST(lcpBgsChecksTheResidualEveryTenSweepsFarFromTheTolerances) {
+  /* a frictionless chain of 40 contacts (G_nn tridiagonal 2, -1: a stack's normal rows) from
+   * zero: Gauss-Seidel carries the load down by a fraction a sweep, so after 18 sweeps (short
+   * of the first stall test, lcp_bgs.c) the residual is still far above the tolerance and
+   * the active-set tries' threshold. The true residual is then evaluated at the start, after
+   * sweep 10 and at the limit only (it was every second sweep: 10 products), and the
+   * residual returned is cd_lcpResidual's of the answer, bit for bit. */
+  const int m = 4, nc = 40, n = cd_lcpSize(nc, m);
+  double D[8];
+  cd_lcpDirections(m, D);
+  double *Gd = calloc(9 * (size_t)nc * nc, sizeof *Gd), *g = calloc(3 * (size_t)nc, sizeof *g);
+  double *mu = calloc((size_t)nc, sizeof *mu), *z = calloc((size_t)n, sizeof *z), *work = calloc(6 * (size_t)nc, sizeof *work);
+  CHECK(Gd && g && mu && z && work);
+  if (!Gd || !g || !mu || !z || !work) return;
+  for (int i = 0; i < nc; i++) {
+    for (int r = 0; r < 3; r++) Gd[(size_t)(3 * i + r) * 3 * nc + 3 * i + r] = r ? 1.0 : 2.0;
+    if (i + 1 < nc) Gd[(size_t)(3 * i) * 3 * nc + 3 * (i + 1)] = Gd[(size_t)(3 * (i + 1)) * 3 * nc + 3 * i] = -1.0;
+    g[3 * i] = -1.0;
+  }
+  cdContactProblem p;
+  CHECK(problemFromDense(&p, nc, Gd, g, mu) == 0);
+  cdLcpNewton *nw = cd_lcpNewtonMake();
+  CHECK(nw != NULL);
+  cdBgsOptions bo = {.tolerance = 1e-8, .max_sweeps = 18, .newton = nw};
+  cdBgsStats bs;
+  CHECK(cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
+  printf("    %d sweeps, %d products, residual %.2e\n", bs.sweeps, bs.products, bs.residual);
+  CHECK(bs.sweeps == 18 && bs.newton_tries == 0 && bs.factorizations == 0 && !bs.converged && bs.residual > 1e-3);
+  CHECK_MSG(bs.products == 3, "%d residual checks in 18 sweeps", bs.products);
+  CHECK(bs.residual == cd_lcpResidual(&p, m, D, z, work));
+  cd_lcpNewtonFree(nw);
+  cd_contactProblemFree(&p);
+  free(Gd), free(g), free(mu), free(z), free(work);
+}
+
 CD_TEST(lcpBgsWarmStartedAtTheSolutionNeedsNoSweep) {
   g_rng = 31337;
   cdContactProblem p;
@@ -588,15 +657,17 @@ CD_TEST(lcpNewtonLocalModesSolveMoreProblemsFromTheSweepsIterate) {
   CHECK(solved[1] > solved[0]);
 }
 
-CD_TEST(lcpNewtonBacktracksDownToTheLargestViolatorsChangeAlone) {
+CD_TEST(lcpNewtonFromTheSweepsIterateReportsOnlyAnswersWithinTheTolerance) {
   /* when an active set is no better than the best iterate, the method goes back to it and
    * changes half as many of its violators, largest first (lcp_newton.c), down to the largest
-   * one's change alone: one wrong mode makes its neighbours violate theirs, and their changes
-   * fail however many of them are made. From three sweeps' iterate of random problems (40
-   * contacts, 16 bodies) with the tries' block modes, it solves more of them than stopping
-   * after three halvings did (measured: 9 of 30 in 152 active sets, against 8 in 141; from
-   * 10 or 30 sweeps both solve the same ones), and each answer it reports converged meets the
-   * tolerance */
+   * one's change alone (on the 1000-sphere pile's landing, one contact pressing where it should
+   * separate made sixteen neighbours violate their modes, and only its change alone solved
+   * the step: README, "The pile's landing"). From three sweeps' iterate of random problems
+   * (40 contacts, 16 bodies) with the tries' block modes, every answer the method reports
+   * converged meets the tolerance, and it solves some of them. (On these random problems the
+   * deeper backtracking solves the same ones as the earlier rule's three halvings, from 1 to 6
+   * sweeps and two seeds, 60 problems each: measured after bgs's idle contacts changed the
+   * sweeps' iterate; the scene's step is what it changed.) */
   const int m = 4, nc = 40, trials = 30;
   int solved = 0, sets = 0;
   g_rng = 9090;
@@ -624,7 +695,7 @@ CD_TEST(lcpNewtonBacktracksDownToTheLargestViolatorsChangeAlone) {
     cd_contactProblemFree(&p);
   }
   printf("    from 3 sweeps, %d problems of %d contacts: solved %d (%d active sets)\n", trials, nc, solved, sets);
-  CHECK(solved >= 9);
+  CHECK(solved >= 1);
 }
 
 CD_TEST(lcpNewtonRemembersTheActiveSetsOfEarlierCallsUntilForget) {
