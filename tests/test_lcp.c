@@ -662,12 +662,12 @@ CD_TEST(lcpNewtonFromTheSweepsIterateReportsOnlyAnswersWithinTheTolerance) {
    * changes half as many of its violators, largest first (lcp_newton.c), down to the largest
    * one's change alone (on the 1000-sphere pile's landing, one contact pressing where it should
    * separate made sixteen neighbours violate their modes, and only its change alone solved
-   * the step: README, "The pile's landing"). From three sweeps' iterate of random problems
-   * (40 contacts, 16 bodies) with the tries' block modes, every answer the method reports
-   * converged meets the tolerance, and it solves some of them. (On these random problems the
-   * deeper backtracking solves the same ones as the earlier rule's three halvings, from 1 to 6
-   * sweeps and two seeds, 60 problems each: measured after bgs's idle contacts changed the
-   * sweeps' iterate; the scene's step is what it changed.) */
+   * the step: tests/bench/HISTORY.md, "The pile's landing"). From three sweeps' iterate of
+   * random problems (40 contacts, 16 bodies) with the tries' block modes, every answer the
+   * method reports converged meets the tolerance, and it solves some of them. (On these random
+   * problems the deeper backtracking solves the same ones as the earlier rule's three
+   * halvings, from 1 to 6 sweeps and two seeds, 60 problems each: measured after bgs's idle
+   * contacts changed the sweeps' iterate; the scene's step is what it changed.) */
   const int m = 4, nc = 40, trials = 30;
   int solved = 0, sets = 0;
   g_rng = 9090;
