@@ -305,11 +305,10 @@ int cd_run(const cdRunConfig *cfg) {
   if (strcmp(status, "ok") != 0)
     fprintf(stderr, "cdsim: %s; %s holds every frame up to it\n", status, out);
   else if (show) { /* on a terminal, what was done and where it is */
-    char side[2200] = "";
+    char xdmf[2100], side[2200] = "";
     if (!cfg->no_xdmf) {
-      strcpy(side, " (ParaView: ");
-      cd_xdmfPath(out, side + strlen(side), sizeof side - strlen(side) - 2);
-      strcat(side, ")");
+      cd_xdmfPath(out, xdmf, sizeof xdmf);
+      snprintf(side, sizeof side, " (ParaView: %s)", xdmf);
     }
     fprintf(stderr, "cdsim: %ld steps, %.6g s simulated in %.3g s under %s (%s): %s%s\n", sum.steps, w->time,
             sum.wall_time, model, solver_ran, out, side);

@@ -27,20 +27,20 @@ void cd_summaryStep(cdSummary *s, const cdWorld *w, const cdSolveStats *st) {
   if (st->residual > s->residual_max) s->residual_max = st->residual;
   if (!st->converged) s->nonconverged_steps++;
   s->fallbacks += st->fallbacks;
-  /* both sets are sorted by key: one merge pass */
+  /* both sets are sorted by key: one merge pass (which also updates the largest impulse: the
+   * threshold is the previous steps') */
   double loaded = LOADED_SHARE * s->ln_max;
   int j = 0;
   for (int i = 0; i < cur->ncon; i++) {
     const cdContact *c = &cur->con[i];
+    s->ln_max = fmax(s->ln_max, c->lambda[0]);
     if (-c->gap > s->penetration_max) s->penetration_max = -c->gap;
     while (j < prev->ncon && cd_contactKeyCompare(&prev->con[j], c) < 0) j++;
     if (j < prev->ncon && cd_contactKeyCompare(&prev->con[j], c) == 0) {
       const cdContact *p = &prev->con[j];
-      if (p->lambda[0] > loaded && p->lambda[0] > 0 && cd_v3norm(p->post_vt) > SLIDING_SPEED && c->gap > s->lift_max)
-        s->lift_max = c->gap;
+      if (p->lambda[0] > loaded && cd_v3norm(p->post_vt) > SLIDING_SPEED && c->gap > s->lift_max) s->lift_max = c->gap;
     }
   }
-  for (int i = 0; i < cur->ncon; i++) s->ln_max = fmax(s->ln_max, cur->con[i].lambda[0]);
 }
 
 void cd_summaryStepTime(cdSummary *s, double seconds) {
