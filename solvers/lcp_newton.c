@@ -23,10 +23,25 @@
  * mu = 0): CHOLMOD, handed the upper triangle already in a fill-reducing order (AMD on the
  * active contacts' graph, each contact's unknowns together) and analysed in that order,
  * simplicial, so that no factorization transposes it (cd_cholmodPermuteUpper, shared with
- * ccp_hessian.c); sliding makes it unsymmetric: KLU (sparse LU with partial pivoting, AMD
- * ordering; no BLAS and no large workspace, which made UMFPACK's page faults and BLAS threads
- * most of a step on the cube pyramid). K is assembled only to be analysed or factored; its
- * products (refinement) go through G: K x = S C G B S x, one block product.
+ * ccp_hessian.c); sliding makes it unsymmetric: KLU (sparse LU with partial pivoting; no BLAS
+ * and no large workspace, which made UMFPACK's page faults and BLAS threads most of a step on
+ * the cube pyramid), without BTF (K of a pile is one block, or blocks AMD keeps apart) and
+ * unscaled (K's rows are in velocity units already, its normal diagonal 1; partial pivoting
+ * compares entries of one column, all in those units). Its order: AMD on K where no order is
+ * kept, else the kept one (keptOrder): the contacts in the order of the last AMD on the same G
+ * (the active sets of a step and of its tries inside bgs share G; each new active set has a
+ * new pattern, so nothing else of an analysis carries over), active contacts new to it last,
+ * taken while its LU's flops an unknown (from its elimination tree over the contacts) stay
+ * within ORDER_SLACK of that AMD's. Measured on the 1000-sphere pile (S2 10, its first 50
+ * steps, callgrind, the same active sets): AMD, BTF and KLU's analysis 1.19G -> 0.18G
+ * instructions, klu_scale 0.18G -> 0, KLU's factorizations 1.61G -> 1.66G (fill +4.5 %), the
+ * run 10.88G -> 10.05G (-7.6 %); 150 steps: 1,688 of 1,981 analyses in a kept order. The
+ * restriction of one AMD order of all of G's contacts (AMD once a step) was tried: 7.8 times
+ * the flops and twice the fill of each active set's own AMD, as were AMD on the active
+ * contacts' graph (+40 % flops, +11 % fill; and the set of active contacts changed in 89 % of
+ * the analyses, so an order kept for it was rarely reused). K is assembled only to be
+ * analysed or factored; its products (refinement) go through G: K x = S C G B S x, one block
+ * product.
  * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
  * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
  * pyramid) a regularised inverse (K + eps I)^-1 is applied through the bodies by the
@@ -187,6 +202,10 @@ enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
  * (S2 10) below 1 */
 #define BODY_RATIO 2.0
 
+/* a kept order of K's unknowns (keptOrder) is taken while its LU's flops an unknown are at most
+ * this many times those of the last fresh AMD */
+#define ORDER_SLACK 1.25
+
 typedef struct cdPairKey {
   long long key; /* the two moving bodies of a contact, a nbody + b with a < b */
   int i;         /* the contact */
@@ -261,6 +280,15 @@ struct cdLcpNewton {
   size_t nzcap;
   int *Ki;
   double *Kx;
+  /* KLU's contact order kept (keepOrder) and what it is of: G's block pattern */
+  int *corder;           /* (ord_na) contacts in elimination order */
+  int ord_nc, ord_nnzb;  /* -1: none */
+  int ord_na;
+  double ord_flops;      /* the fresh AMD's estimated flops an unknown */
+  int *ord_rowptr, *ord_col;
+  int *oscr;             /* (4 ord_nc + unknowns) scratch */
+  double *ocnt;          /* (ord_nc) keptOrder's counts */
+  int *kperm;            /* (pat_n) KLU's given order of K's unknowns */
   int zb_m;
   double *zb;   /* (m + 2) one contact's z */
   /* the body form (SYS_BODY): H's block pattern and a body vector */
@@ -300,6 +328,7 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   klu_defaults(&s->kc);
   s->pat_sym = -1;
   s->key_nc = -1;
+  s->ord_nc = -1;
   s->breg = REG_BODY;
   if (!(s->seen = cd_malloc(SEEN_MAX * sizeof *s->seen))) {
     cd_lcpNewtonFree(s);
@@ -337,6 +366,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
   cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum);
+  cd_free(s->corder), cd_free(s->ord_rowptr), cd_free(s->ord_col), cd_free(s->oscr), cd_free(s->ocnt), cd_free(s->kperm);
   cd_free(s);
 }
 
@@ -820,6 +850,95 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
   return 0;
 }
 
+/* KLU's order of K's unknowns, kept. A fresh one is AMD on K (klu_analyze, without BTF); the
+ * contacts in that order (each at its first unknown) are kept as the order of the step's G
+ * (s->corder), and a later active set on the same G takes it (keptOrder): its active contacts
+ * in that order, contacts new to it last, each contact's unknowns together. Its LU's fill and
+ * flops come from the elimination tree over the contacts (below); the kept order is taken while
+ * its flops an unknown are at most ORDER_SLACK times those of the last fresh AMD, else AMD
+ * runs afresh */
+static int orderHeld(const cdLcpNewton *s, const cdContactProblem *p) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon, nnzb = G->rowptr[nc];
+  return s->ord_nc == nc && s->ord_nnzb == nnzb && !memcmp(s->ord_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int)) &&
+         !memcmp(s->ord_col, G->col, (size_t)nnzb * sizeof(int));
+}
+
+/* keeps the contact order of KLU's fresh analysis of the n unknowns (s->ksym->Q); 0 ok, -1 no
+ * memory */
+static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon, nnzb = G->rowptr[nc];
+  s->ord_nc = -1;
+  if (cd_grow(&s->corder, (size_t)nc, sizeof(int)) || cd_grow(&s->oscr, 4 * (size_t)nc + (size_t)n, sizeof(int)) ||
+      cd_grow(&s->ocnt, (size_t)nc, sizeof(double)) || cd_grow(&s->ord_rowptr, (size_t)nc + 1, sizeof(int)) ||
+      cd_grow(&s->ord_col, (size_t)(nnzb > 0 ? nnzb : 1), sizeof(int)))
+    return -1;
+  int *ucon = s->oscr, *seen = ucon + n, na = 0; /* each unknown's contact; contacts placed */
+  for (int i = 0; i < nc; i++) {
+    seen[i] = 0;
+    for (int r = s->off[i]; r < s->off[i + 1]; r++) ucon[r] = i;
+  }
+  for (int k = 0; k < n; k++) {
+    int i = ucon[s->ksym->Q[k]];
+    if (!seen[i]) seen[i] = 1, s->corder[na++] = i;
+  }
+  memcpy(s->ord_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
+  memcpy(s->ord_col, G->col, (size_t)nnzb * sizeof(int));
+  s->ord_nc = nc, s->ord_nnzb = nnzb, s->ord_na = na;
+  s->ord_flops = s->ksym->est_flops / n;
+  return 0;
+}
+
+/* the kept order for the active set (its n unknowns into perm: the kept contacts that are
+ * active, in order, then the active ones new to it, each contact's unknowns together), and
+ * what an LU in that order holds, from its elimination tree over the contacts (each contact's
+ * block of K dense, as assembled): *lnz entries of L below the diagonal and *flops (as KLU
+ * estimates its own: c + 2 c^2 a column with c such entries) */
+static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *lnz, double *flops) {
+  const cdBlockMatrix *G = &p->G;
+  int nc = p->ncon, *act = s->oscr, *at = act + nc, *parent = at + nc, *anc = parent + nc, na = 0, k = 0;
+  double *below = s->ocnt; /* unknowns below the diagonal in each active contact's column of L */
+  for (int i = 0; i < nc; i++) at[i] = -1;
+  for (int a = 0; a < s->ord_na; a++) {
+    int i = s->corder[a];
+    if (modeRows[s->mode[i]]) at[i] = na, act[na++] = i;
+  }
+  for (int i = 0; i < nc; i++)
+    if (modeRows[s->mode[i]] && at[i] < 0) at[i] = na, act[na++] = i;
+  for (int j = 0; j < na; j++)
+    for (int r = s->off[act[j]]; r < s->off[act[j] + 1]; r++) perm[k++] = r;
+  /* the elimination tree (Liu's algorithm, path compression in anc), then each row's subtree:
+   * L's block (j, c) is nonzero for every c on the paths from j's earlier neighbours up to j */
+  for (int j = 0; j < na; j++) {
+    parent[j] = anc[j] = -1;
+    below[j] = 0.0;
+    int i = act[j];
+    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
+      int c = at[G->col[t]];
+      while (c >= 0 && c < j) {
+        int next = anc[c];
+        anc[c] = j;
+        if (next < 0) parent[c] = j;
+        c = next;
+      }
+    }
+  }
+  for (int j = 0; j < na; j++) anc[j] = -1;
+  for (int j = 0; j < na; j++) {
+    int i = act[j], rj = modeRows[s->mode[i]];
+    anc[j] = j;
+    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++)
+      for (int c = at[G->col[t]]; c >= 0 && c < j && anc[c] != j; c = parent[c]) anc[c] = j, below[c] += rj;
+  }
+  *lnz = *flops = 0.0;
+  for (int j = 0; j < na; j++)
+    for (int r = modeRows[s->mode[act[j]]], a = 0; a < r; a++) {
+      double c = below[j] + (r - 1 - a);
+      *lnz += c, *flops += c + 2.0 * c * c;
+    }
+}
+
 /* 1 when the system's pattern is the analysed one without assembling it: the same kind, the
  * same unknowns a contact and the same block pattern of G, which the contacts' moving bodies
  * make where the problem has them (no G needed: the body form, or G not yet built) */
@@ -888,6 +1007,28 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     }
     cd_free(work);
     if (rc) return rc;
+  } else if (kind == SYS_LU) {
+    /* KLU without BTF (K of a pile is one block, or blocks AMD keeps apart), in the kept
+     * order where it is good enough, else AMD's (above) */
+    s->kc.btf = 0;
+    if (orderHeld(s, p)) {
+      double lnz, flops;
+      if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
+      keptOrder(s, p, s->kperm, &lnz, &flops);
+      if (flops <= ORDER_SLACK * s->ord_flops * n && (s->ksym = klu_analyze_given(n, s->Kp, s->Ki, s->kperm, s->kperm, &s->kc))) {
+        /* (KLU estimates for its own orderings only) */
+        s->ksym->Lnz[0] = lnz;
+        s->ksym->lnz = s->ksym->unz = lnz + n;
+        s->ksym->est_flops = flops;
+        st->kept_orders++;
+      }
+    }
+    if (!s->ksym && (s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc)) && keepOrder(s, p, n)) {
+      s->kc.btf = 1;
+      return -1;
+    }
+    s->kc.btf = 1;
+    if (!s->ksym) return 1;
   } else {
     if (!(s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc))) {
       return 1;
@@ -913,6 +1054,9 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
     s->numeric = 1;
     return 0;
   }
+  /* K unscaled: its rows are in velocity units already, its normal diagonal 1 (S above); H's
+   * mix masses and inertias, scaled by their largest entries (KLU's default) */
+  s->kc.scale = kind == SYS_LU ? -1 : 2;
   if (kind == SYS_BODY && !fresh && s->knum) {
     /* H of an earlier active set on the same bodies (modes that changed between sticking and
      * sliding keep H's pattern): the pivot order of its LU, without KLU's search (solveModes

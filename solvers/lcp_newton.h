@@ -41,7 +41,8 @@ enum { CD_LCP_NEWTON_FORM_AUTO = 0, CD_LCP_NEWTON_FORM_CONTACT = 1, CD_LCP_NEWTO
 typedef struct cdLcpNewtonStats {
   int iterations;     /* active sets solved (each: one numeric factorization, its solves, one check) */
   int factorizations; /* numeric factorizations (= iterations, less the ones that failed to start) */
-  int analyses;       /* symbolic analyses (orderings): only when the pattern changed */
+  int analyses;       /* symbolic analyses: only when the pattern changed */
+  int kept_orders;    /* analyses in a kept order of the unknowns (no AMD of their own) */
   int solves;         /* triangular solves, iterative refinement included */
   int products;       /* products with G (the checks) and with the active-set matrix (refinement) */
   int mode_changes;   /* contacts whose mode changed, summed over the iterations */

@@ -914,6 +914,71 @@ CD_TEST(lcpNewtonCostBoundStopsAtAnUnsymmetricActiveSetBeforeFactoringIt) {
   cd_lcpNewtonFree(s);
 }
 
+CD_TEST(lcpNewtonKeptOrderSolvesAsAFreshOneAndKeepsTheCostBound) {
+  /* KLU's order of K's unknowns is kept with G's block pattern (lcp_newton.c, keptOrder): a
+   * later active set on the same G takes it (the active contacts in its order, new ones last)
+   * instead of an AMD of its own while its LU's estimated flops stay within ORDER_SLACK of the
+   * last AMD's. Random problems with sliding contacts (KLU), solved from 20 sweeps' iterate and
+   * then from 5 sweeps' by the same solver: the second call takes kept orders, and what it
+   * reports converged has the velocities of a fresh solver from the same start (unique; to the
+   * tolerance) and meets the tolerance; with a cost bound below any LU, a kept order's estimate
+   * stops the method before factoring as AMD's does (KLU estimates for its own orders only) */
+  const int m = 4, nc = 40, n = cd_lcpSize(nc, m);
+  double D[8];
+  cd_lcpDirections(m, D);
+  double *z = calloc((size_t)n, sizeof *z), *zf = calloc((size_t)n, sizeof *zf), *z5 = calloc((size_t)n, sizeof *z5);
+  double *lam = calloc(3 * (size_t)nc, sizeof *lam), *lamf = calloc(3 * (size_t)nc, sizeof *lamf);
+  double *u = calloc(3 * (size_t)nc, sizeof *u), *uf = calloc(3 * (size_t)nc, sizeof *uf);
+  double *work = calloc(6 * (size_t)nc, sizeof *work);
+  CHECK(z && zf && z5 && lam && lamf && u && uf && work);
+  if (!z || !zf || !z5 || !lam || !lamf || !u || !uf || !work) return;
+  g_rng = 3131;
+  int kept = 0, compared = 0, bounded = 0;
+  for (int trial = 0; trial < 8; trial++) {
+    cdContactProblem p;
+    CHECK(randomProblem(&p, nc, 16, 0.02, 0.1, NULL, NULL) == 0);
+    cdLcpNewton *s = cd_lcpNewtonMake(), *fresh = cd_lcpNewtonMake();
+    CHECK(s && fresh);
+    cdBgsOptions b20 = {.tolerance = 1e-10, .max_sweeps = 20}, b5 = {.tolerance = 1e-10, .max_sweeps = 5};
+    memset(z, 0, (size_t)n * sizeof *z), memset(z5, 0, (size_t)n * sizeof *z5);
+    CHECK(cd_bgsSolve(&p, m, D, z, &b20, NULL) == CD_OK && cd_bgsSolve(&p, m, D, z5, &b5, NULL) == CD_OK);
+    cdLcpNewtonOptions o = {.tolerance = 1e-10}, low = {.tolerance = 1e-10, .lu_flops_max = 1e-300};
+    cdLcpNewtonStats a, b, f;
+    CHECK(s && fresh && cd_lcpNewtonSolve(s, &p, m, D, z, &o, &a) == CD_OK);
+    memcpy(z, z5, (size_t)n * sizeof *z), memcpy(zf, z5, (size_t)n * sizeof *zf);
+    CHECK(s && fresh && cd_lcpNewtonSolve(s, &p, m, D, z, &o, &b) == CD_OK);
+    CHECK(s && fresh && cd_lcpNewtonSolve(fresh, &p, m, D, zf, &o, &f) == CD_OK);
+    kept += b.kept_orders;
+    printf("    trial %d: first call %d analyses (%d kept orders); again from 5 sweeps %d (%d kept), residual %.1e; "
+           "fresh solver %d (%d), %.1e\n", trial, a.analyses, a.kept_orders, b.analyses, b.kept_orders, b.residual,
+           f.analyses, f.kept_orders, f.residual);
+    if (b.converged) CHECK(cd_lcpResidual(&p, m, D, z, work) <= 1e-10);
+    if (b.converged && f.converged && b.kept_orders > 0) {
+      compared++;
+      cd_lcpLambdaFromZ(nc, m, D, z, lam), cd_lcpLambdaFromZ(nc, m, D, zf, lamf);
+      cd_blockMatrixMul(&p.G, lam, u), cd_blockMatrixMul(&p.G, lamf, uf);
+      double du = 0.0, vs = cd_contactProblemVelocityScale(&p);
+      for (int t = 0; t < 3 * nc; t++) du = fmax(du, fabs(u[t] - uf[t]));
+      CHECK_MSG(du <= 1e-8 * vs, "trial %d: velocities differ from a fresh solver's by %.3g m/s", trial, du);
+    }
+    if (b.factorizations > b.symmetric) {
+      /* a third call from the same start: its first unsymmetric active set has a kept order */
+      memcpy(z, z5, (size_t)n * sizeof *z);
+      cdLcpNewtonStats c;
+      CHECK(cd_lcpNewtonSolve(s, &p, m, D, z, &low, &c) == CD_OK);
+      CHECK_MSG(c.costly && !c.converged && c.factorizations == c.symmetric && c.kept_orders >= 1,
+                "trial %d: bounded call costly %d, %d LU factorizations, %d kept orders", trial, c.costly,
+                c.factorizations - c.symmetric, c.kept_orders);
+      bounded++;
+    }
+    cd_lcpNewtonFree(s), cd_lcpNewtonFree(fresh);
+    cd_contactProblemFree(&p);
+  }
+  printf("    %d kept orders in the second calls; %d answers compared, %d bounded calls\n", kept, compared, bounded);
+  CHECK(kept >= 1 && compared >= 1 && bounded >= 1);
+  free(z), free(zf), free(z5), free(lam), free(lamf), free(u), free(uf), free(work);
+}
+
 /* ---- options and names ---- */
 
 CD_TEST(lcpBackendRejectsBadOptionsWithOneLine) {
