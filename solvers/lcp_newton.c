@@ -517,10 +517,18 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
         const double *Gt = &G->val[9 * (size_t)t]; /* G_ji; G_ij = G_ji^T */
         /* T = G_ij B_j[:, col] */
         const double *b = &Bj[3 * col];
-        double T[3];
-        for (int a = 0; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
+        double T[3], scale = s->sq[i] * s->sq[j];
+        T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
+        if (s->mode[i] == MODE_VERTEX) { /* C_i = n^T: the normal row only (most of a pile's) */
+          double v = scale * T[0];
+          if (s->off[i] == cidx) v += REG;
+          s->Ki[e] = s->off[i];
+          s->Kx[e] = v;
+          e++;
+          continue;
+        }
+        for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
         const double *Ci = &s->C[9 * i];
-        double scale = s->sq[i] * s->sq[j];
         for (int a = 0; a < ri; a++) {
           int row = s->off[i] + a;
           if (sym && row > cidx) break;
