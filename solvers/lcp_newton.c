@@ -33,15 +33,18 @@
  * new pattern, so nothing else of an analysis carries over), active contacts new to it last,
  * taken while its LU's flops an unknown (from its elimination tree over the contacts) stay
  * within ORDER_SLACK of that AMD's. Measured on the 1000-sphere pile (S2 10, its first 50
- * steps, callgrind, the same active sets): AMD, BTF and KLU's analysis 1.19G -> 0.18G
- * instructions, klu_scale 0.18G -> 0, KLU's factorizations 1.61G -> 1.66G (fill +4.5 %), the
- * run 10.88G -> 10.05G (-7.6 %); 150 steps: 1,688 of 1,981 analyses in a kept order. The
+ * steps, callgrind, the same active sets, main thread): AMD, BTF and KLU's analysis 1.19G ->
+ * 0.18G instructions, klu_scale 0.18G -> 0, KLU's factorizations 1.61G -> 1.67G (fill +4.5 %),
+ * this method 4.81G -> 3.84G, the steps 9.44G -> 8.46G; ORDER_SLACK 1.5: the same, no bound
+ * (a kept order always): 8.53G; 150 steps: 1,688 of 1,981 analyses in a kept order. The
  * restriction of one AMD order of all of G's contacts (AMD once a step) was tried: 7.8 times
  * the flops and twice the fill of each active set's own AMD, as were AMD on the active
  * contacts' graph (+40 % flops, +11 % fill; and the set of active contacts changed in 89 % of
- * the analyses, so an order kept for it was rarely reused). K is assembled only to be
- * analysed or factored; its products (refinement) go through G: K x = S C G B S x, one block
- * product.
+ * the analyses, so an order kept for it was rarely reused), and the body form on the pile
+ * (26.1G instructions for the 50 steps against 10.0G: H's LU 5 times K's). K is assembled only
+ * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
+ * the steps 8.46G -> 8.40G); its products (refinement) go through G: K x = S C G B S x, one
+ * block product.
  * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
  * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
  * pyramid) a regularised inverse (K + eps I)^-1 is applied through the bodies by the
