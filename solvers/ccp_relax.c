@@ -37,7 +37,11 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef RELAX_STATS
+#include <stdio.h>
+#endif
 
+#include "alloc.h"
 #include "cone.h"
 
 #define RELAX_IDLE 2 /* mark of an idle contact (1: in the next pass's list) */
@@ -53,10 +57,46 @@ double cd_ccpRelaxCurvature(const double *Gii, double pn, double pt) {
   return s;
 }
 
+void cd_ccpRelaxWorkFree(cdCcpRelaxWork *w) {
+  cd_free(w->list);
+  cd_free(w->mark);
+  cd_free(w->rowptr);
+  cd_free(w->col);
+  cd_free(w->val);
+  memset(w, 0, sizeof *w);
+}
+
+/* room for nc contacts and nnzb blocks (never shrinks); 0 ok, -1 no memory */
+static int relaxReserve(cdCcpRelaxWork *w, int nc, int nnzb) {
+  if (nc > w->ccap) {
+    int *l = cd_realloc(w->list, 2 * (size_t)nc * sizeof *l);
+    if (l) w->list = l;
+    unsigned char *mk = l ? cd_realloc(w->mark, (size_t)nc) : NULL;
+    if (mk) w->mark = mk;
+    int *rp = mk ? cd_realloc(w->rowptr, ((size_t)nc + 1) * sizeof *rp) : NULL;
+    if (rp) w->rowptr = rp;
+    if (!rp) return -1;
+    w->ccap = nc;
+  }
+  if (nnzb > w->bcap) {
+    int *cl = cd_realloc(w->col, (size_t)nnzb * sizeof *cl);
+    if (cl) w->col = cl;
+    double *v = cl ? cd_realloc(w->val, 9 * (size_t)nnzb * sizeof *v) : NULL;
+    if (v) w->val = v;
+    if (!v) return -1;
+    w->bcap = nnzb;
+  }
+  return 0;
+}
+
 int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr, double idle, long budget,
-                double *lambda, double *c, int *list, unsigned char *mark, long *updates) {
+                double *lambda, double *c, cdCcpRelaxWork *w, long *updates) {
   const cdBlockMatrix *G = &p->G;
-  int nc = p->ncon, nl = 0, *next = list + nc;
+  int nc = p->ncon, nl = 0;
+  *updates = 0;
+  if (relaxReserve(w, nc, G->nnzb)) return -1;
+  int *list = w->list, *next = list + nc;
+  unsigned char *mark = w->mark;
   double thr2 = thr * thr;
   long upd = 0;
   for (int i = 0; i < nc; i++) {
@@ -67,6 +107,23 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
     else if (li[0] == 0.0 && li[1] == 0.0 && li[2] == 0.0 && ci[0] - p->mu[i] * sqrt(ci[1] * ci[1] + ci[2] * ci[2]) > idle)
       mark[i] = RELAX_IDLE;
   }
+  /* the rows the sweeps read, without the idle contacts' rows and blocks, packed in contact order */
+  int *rp = w->rowptr, *col = w->col, nb = 0;
+  double *val = w->val;
+  for (int i = 0; i < nc; i++) {
+    rp[i] = nb;
+    if (mark[i]) continue;
+    for (int k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
+      int j = G->col[k];
+      if (mark[j]) continue;
+      memcpy(&val[9 * (size_t)nb], &G->val[9 * (size_t)k], 9 * sizeof *val);
+      col[nb++] = j;
+    }
+  }
+  rp[nc] = nb;
+#ifdef RELAX_STATS
+  { int na = 0; for (int i = 0; i < nc; i++) na += !mark[i]; fprintf(stderr, "RS %d %d %d %d %d\n", nc, na, nl, nb, G->nnzb); }
+#endif
   for (int pass = 0; nl > 0; pass++) {
     int nn = 0;
     for (int q = 0; q < nl; q++) mark[list[q]] = 0; /* marks now say: in the next pass's list */
@@ -89,10 +146,9 @@ int cd_ccpRelax(const cdContactProblem *p, const cdCcpRelaxMetric *m, double thr
       li[0] = x[0];
       li[1] = x[1];
       li[2] = x[2];
-      for (int k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
-        int j = G->col[k];
-        if (mark[j] & RELAX_IDLE) continue;
-        const double *B = &G->val[9 * (size_t)k]; /* block (i, j): its transpose is block (j, i) */
+      for (int k = rp[i]; k < rp[i + 1]; k++) {
+        int j = col[k];
+        const double *B = &val[9 * (size_t)k]; /* block (i, j): its transpose is block (j, i) */
         double *cj = &c[3 * (size_t)j];
         cj[0] += B[0] * d0 + B[3] * d1 + B[6] * d2;
         cj[1] += B[1] * d0 + B[4] * d1 + B[7] * d2;

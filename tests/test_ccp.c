@@ -444,11 +444,10 @@ CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
     memset(p.lambda, 0, 3 * (size_t)nc * sizeof(double));
     memcpy(c, p.g, 3 * (size_t)nc * sizeof(double));
     double sc = cd_contactProblemVelocityScale(&p), thr = 1e-10 * sc;
-    int list[24];
-    unsigned char mark[12];
+    cdCcpRelaxWork rw = {0};
     long upd = 0;
     cdCcpRelaxMetric m = {sr, ipn, ipt, iw};
-    CHECK_MSG(cd_ccpRelax(&p, &m, thr, INFINITY, 1000000L * nc, p.lambda, c, list, mark, &upd) == 1,
+    CHECK_MSG(cd_ccpRelax(&p, &m, thr, INFINITY, 1000000L * nc, p.lambda, c, &rw, &upd) == 1,
               "trial %d: the sweeps ran out of their budget (%ld updates)", trial, upd);
     if (upd > maxUpd) maxUpd = upd;
     for (int i = 0; i < nc; i++) { /* in K, up to the round-off of the scaled projection */
@@ -460,6 +459,7 @@ CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
     CHECK_MSG(rex <= 1e-10 * (1.0 + 1e-3), "trial %d: residual %g after the sweeps (threshold 1e-10)", trial, rex);
     for (int k = 0; k < 3 * nc; k++)
       CHECK_MSG(fabs(c[k] - ref[k]) <= 1e-6 * sc, "trial %d c̄[%d] %.12g vs ipm %.12g", trial, k, c[k], ref[k]);
+    cd_ccpRelaxWorkFree(&rw);
     cd_contactProblemFree(&p);
   }
   printf("    16 random problems: the sweeps reached 1e-10 in at most %ld block updates\n", maxUpd);
@@ -496,11 +496,11 @@ CD_TEST(relaxSweepsLeaveIdleContactsOutAndApgdCatchesThem) {
       nidle += idle[i];
     }
     double sc = cd_contactProblemVelocityScale(&p), thr = 1e-10 * sc;
-    int list[24];
-    unsigned char mark[12];
+    cdCcpRelaxWork rw = {0};
     long upd = 0;
     cdCcpRelaxMetric m = {sr, ipn, ipt, iw};
-    CHECK(cd_ccpRelax(&p, &m, thr, 0.0, 1000000L * nc, p.lambda, c, list, mark, &upd) == 1);
+    CHECK(cd_ccpRelax(&p, &m, thr, 0.0, 1000000L * nc, p.lambda, c, &rw, &upd) == 1);
+    cd_ccpRelaxWorkFree(&rw);
     cd_coneResidualOf(&p, p.lambda, c, NULL);
     int woke = 0;
     for (int i = 0; i < nc; i++) {
