@@ -531,6 +531,46 @@ CD_TEST(relaxSweepsLeaveIdleContactsOutAndApgdCatchesThem) {
          "sweeps\n", nidle, nwoke);
 }
 
+CD_TEST(relaxSweepsGiveTheSameAnswerWithAReusedWorkspace) {
+  /* ccp_relax.c packs the rows it reads (the non-idle contacts' blocks) and the contacts'
+   * records into its workspace on every call. One workspace reused across problems of other
+   * sizes and other idle sets (idle 0 or none; a budget that stops some calls midway) must give
+   * bit for bit what a fresh workspace gives on each: the same impulses, c̄, return value and
+   * block updates, and the contacts packed out of the last problem never leak into the next. */
+  rng r = {57};
+  const double dt = 0.01;
+  cdCcpRelaxWork shared = {0};
+  int stopped = 0;
+  for (int trial = 0; trial < 24; trial++) {
+    randomSystem sys;
+    double mu[12];
+    cdContactProblem p;
+    CHECK(randomTrial(&r, (trial * 5) % 16, dt, &sys, mu, &p) == 0);
+    int nc = p.ncon;
+    double sr[12], ipn[12], ipt[12], iw[12], l1[36], c1[36], l2[36], c2[36];
+    relaxMetric(&p, sr, ipn, ipt, iw);
+    cdCcpRelaxMetric m = {sr, ipn, ipt, iw};
+    double thr = 1e-10 * cd_contactProblemVelocityScale(&p), idle = trial % 2 ? 0.0 : INFINITY;
+    long budget = trial % 3 == 2 ? 2L * nc : 1000000L * nc, u1 = -1, u2 = -2;
+    memset(l1, 0, sizeof l1);
+    memcpy(c1, p.g, 3 * (size_t)nc * sizeof(double));
+    memcpy(l2, l1, sizeof l1);
+    memcpy(c2, c1, sizeof c1);
+    cdCcpRelaxWork fresh = {0};
+    int r1 = cd_ccpRelax(&p, &m, thr, idle, budget, l1, c1, &shared, &u1);
+    int r2 = cd_ccpRelax(&p, &m, thr, idle, budget, l2, c2, &fresh, &u2);
+    CHECK_MSG(r1 == r2 && u1 == u2 && r1 >= 0, "trial %d: returns %d, %d after %ld, %ld updates", trial, r1, r2, u1,
+              u2);
+    CHECK_MSG(memcmp(l1, l2, 3 * (size_t)nc * sizeof(double)) == 0 && memcmp(c1, c2, 3 * (size_t)nc * sizeof(double)) == 0,
+              "trial %d: a reused workspace changed the sweeps", trial);
+    stopped += r1 == 0;
+    cd_ccpRelaxWorkFree(&fresh);
+    cd_contactProblemFree(&p);
+  }
+  CHECK_MSG(stopped > 0, "no call ran out of its budget: the early return is untested");
+  cd_ccpRelaxWorkFree(&shared);
+}
+
 CD_TEST(ccpImpulsesSolveTheVelocitySpacePrimal) {
   /* seed 001's primal: min 1/2 (v - v_f)^T M (v - v_f) s.t. J v - c_stab ∈ K*, multipliers
    * lambda. From the impulses of each second-order solve (ipm, primal in velocity space, primal
