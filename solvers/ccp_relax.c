@@ -42,7 +42,20 @@
  * first 100 steps that is 47k of G's 108k blocks a call (3.6 MB against 8.2 MB), on the
  * 1000-sphere pile 9.4k of 18.5k; the copy reads G once a call, against the ~30 rows a contact
  * the sweeps read. The arithmetic and its order are unchanged: lambda and c come out bit for
- * bit as when the sweeps read G itself.
+ * bit as when the sweeps read G itself (both piles' 400 steps: every dataset the same).
+ * Measured in user CPU, medians of runs alternating with the binary before on a machine shared
+ * with three other sessions: the 4096-sphere pile's first 100 steps 6.4 -> 5.3 s (4 pairs), its
+ * 400 steps 21.5 -> 18.6 s (2 pairs); the 1000-sphere pile's 100 steps 0.77 -> 0.73 s, its 400
+ * steps 2.51 -> 2.47 s (7 pairs): the ratio of the two over the same simulated time 8.1 -> 7.4
+ * (0.5 s) and 8.6 -> 7.5 (2 s). What is left of it is mostly work, not memory: over the 2 s the
+ * larger pile has 5.09 times the contacts and 1.67 times the sweeps a step. Tried and dropped
+ * (same runs): the contacts' data a visit reads (c_i, lambda_i, mu_i, 1 / meff_i) on one
+ * 64-byte record, the step's factors on another (a visit in a short list's discovery order
+ * touches 4 lines of separate arrays): no change measurable (per-pair ratios 0.75-1.02); the
+ * packed blocks in single precision (half the bytes): 3-10% less on the 4096-sphere pile, none
+ * measurable on the 1000-sphere one, but the sweeps then meet their threshold only in their
+ * own rounded G (the exact residual of the sweeps alone stalls near 1e-8 of the scale, which
+ * apgd's rounds would have to refine), and the answers are no longer bit for bit.
  */
 #include "ccp_relax.h"
 
