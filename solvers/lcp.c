@@ -62,7 +62,8 @@
  *   residual        cd_lcpResidual of the answer (relative; the active-set method's answer
  *                   comes with it, computed through the bodies); converged: the stopping
  *                   rule of the solver that produced it was met.
- * --max-iterations caps Newton's active sets (each try) and bgs's sweeps (and drops the cold
+ * --max-iterations caps Newton's active sets (each try; the tries inside bgs take at most
+ * CD_BGS_TRY_SETS, lcp_bgs.h, whichever is smaller) and bgs's sweeps (and drops the cold
  * retry).
  */
 #include "lcp.h"
