@@ -249,14 +249,17 @@ double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, 
   return worse(res, beta, w * (p->mu[i] * z[i] - sum));
 }
 
-double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
-  const double *u = contactVelocity(p, m, D, z, work);
+double cd_lcpResidualOfVelocity(const cdContactProblem *p, int m, const double *D, const double *z, const double *u) {
   double res = 0.0;
   for (int i = 0; i < p->ncon; i++) {
     double r = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i);
     if (!(r <= res)) res = r; /* NaN propagates */
   }
   return res / cd_contactProblemVelocityScale(p);
+}
+
+double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
+  return cd_lcpResidualOfVelocity(p, m, D, z, contactVelocity(p, m, D, z, work));
 }
 
 /* ---- the backend ---- */

@@ -302,7 +302,6 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
 typedef struct {
   int *loc;     /* (ncon) local index of a contact in the cluster, -1 outside */
   int *member;  /* (ncon) the cluster's contacts (queue of the search) */
-  double *w;    /* (n) A z + b of the whole LCP */
   double *cres; /* (ncon) each contact's residual */
 } cdBgsCluster;
 
@@ -476,17 +475,14 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
     u[3 * i + 1] = s1 + p->g[3 * i + 1];
     u[3 * i + 2] = s2 + p->g[3 * i + 2];
   }
-  double res = 0.0;
   for (int i = 0; i < nc; i++) {
     const double *ui = &u[3 * i];
     int sep = z[i] == 0.0 && ui[0] > margin;
     for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
     idle[i] = (unsigned char)sep;
     if (sep) z[nc + nc * m + i] = slipSpeed(m, D, ui[1], ui[2]);
-    double r = cd_lcpContactResidual(p, m, D, z, ui, i);
-    if (!(r <= res)) res = r; /* NaN propagates */
   }
-  return res / cd_contactProblemVelocityScale(p);
+  return cd_lcpResidualOfVelocity(p, m, D, z, u);
 }
 
 /* the true residual (sweepCheck) costs one product with G, about a third of a full sweep and
@@ -614,15 +610,15 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
   void *bw = cd_malloc(cd_bgsBlockWorkSize(m));
   cdBgsCluster cw = {cd_malloc(3 * (size_t)nc * sizeof(int)), NULL,
-                     cd_malloc((2 * (size_t)n + 4 * (size_t)nc) * sizeof(double)), NULL};
+                     cd_malloc(((size_t)n + 4 * (size_t)nc) * sizeof(double))};
   double *zsub = cd_malloc(2 * (size_t)n * sizeof *zsub); /* (n) a subspace candidate, (n) the iterate it replaced */
   void *sw = cd_malloc(cd_lcpSubspaceWorkSize(p, m));
   unsigned char *idle = cd_malloc((size_t)nc); /* (ncon) 1: left out of the sweeps (IDLE_MARGIN) */
   size_t nnzb = (size_t)p->G.rowptr[nc];
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((13 * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL};
-  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.w || !zsub || !sw || !idle || !rows.con || !rows.diag) {
-    cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
+  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag) {
+    cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
     cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
     return CD_ERR_NOMEM;
   }
@@ -630,7 +626,6 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   int trial_fails = 0;
   cw.member = cw.loc + nc;
   int *taken = cw.member + nc; /* (ncon) 1: in a cluster of this stall */
-  cw.cres = cw.w + n;
   double *zsave = cw.cres + nc, *lsave = zsave + n; /* (n), (3 ncon): the iterate before the clusters */
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
   memset(idle, 0, (size_t)nc);
@@ -643,7 +638,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
 
   /* the stopping threshold on the relative residual of cd_lcpResidual */
   double thresh = tol, vs = cd_contactProblemVelocityScale(p), margin = IDLE_MARGIN * vs;
-  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at the last check */
+  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at the last check (or stall test) */
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   double res = sweepCheck(p, m, D, z, lam, u, idle, margin);
@@ -767,16 +762,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
-        cd_lcpEvaluate(p, m, D, z, cw.w, work);
+        /* each contact's part of cd_lcpResidual, from u = G lambda + g (lam is lambda(z)) */
+        cd_blockMatrixMul(&p->G, lam, u);
+        for (int t = 0; t < 3 * nc; t++) u[t] += p->g[t];
         for (int i = 0; i < nc; i++) {
-          /* contact i's part of cd_lcpResidual: impulses and the bound row as velocities */
-          double wi = 1.0 / cd_contactProblemMeff(p, i), r = cd_lcpPairResidual(wi * z[i], cw.w[i]);
-          for (int l = 0; l < m; l++) {
-            size_t q = (size_t)(nc + m * i + l);
-            r = fmax(r, cd_lcpPairResidual(wi * z[q], cw.w[q]));
-          }
-          size_t qb = (size_t)(nc + nc * m + i);
-          cw.cres[i] = fmax(r, cd_lcpPairResidual(z[qb], wi * cw.w[qb])) / vs;
+          cw.cres[i] = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i) / vs;
           taken[i] = 0;
         }
         for (int c = 0; c < CLUSTERS_A_STALL; c++) {
@@ -816,7 +806,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   memcpy(z, best, (size_t)n * sizeof *z);
   st.residual = bestres;
   st.converged = bestres <= thresh;
-  cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
+  cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
   cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
   if (stats) *stats = st;
   return rc;

@@ -246,6 +246,12 @@ CD_TEST(lcpBlockwiseEvaluationMatchesTheDenseMatrix) {
     res = fmax(res, fabs(fmin(zi, ai)));
   }
   CHECK_NEAR(cd_lcpResidual(&p, m, D, z, work), res / gmax, 1e-13);
+  /* from the contact velocities u = G lambda + g (bgs's checks have them): the same residual */
+  double lam[36], u[36];
+  cd_lcpLambdaFromZ(p.ncon, m, D, z, lam);
+  cd_blockMatrixMul(&p.G, lam, u);
+  for (int t = 0; t < 3 * p.ncon; t++) u[t] += p.g[t];
+  CHECK(cd_lcpResidualOfVelocity(&p, m, D, z, u) == cd_lcpResidual(&p, m, D, z, work));
   /* the seed's block structure: E, -E^T, M_mu and the zero (beta, beta) block */
   int nc = p.ncon;
   for (int i = 0; i < nc; i++) {
