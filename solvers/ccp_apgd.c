@@ -109,9 +109,7 @@ struct cdCcpApgdWork {
   double L;    /* the step size of the last solve (0: none yet) */
   double *buf; /* vectors */
   size_t cap;  /* doubles buf holds */
-  int *list;   /* the sweeps' worklists (2 ncon) and marks (ncon) */
-  unsigned char *mark;
-  size_t lcap; /* contacts list and mark hold */
+  cdCcpRelaxWork relax; /* the sweeps' workspace */
 };
 
 static inline double dmax(double a, double b) { return a > b ? a : b; }
@@ -121,8 +119,7 @@ cdCcpApgdWork *cd_ccpApgdWorkMake(void) { return cd_calloc(1, sizeof(cdCcpApgdWo
 void cd_ccpApgdWorkFree(cdCcpApgdWork *w) {
   if (!w) return;
   cd_free(w->buf);
-  cd_free(w->list);
-  cd_free(w->mark);
+  cd_ccpRelaxWorkFree(&w->relax);
   cd_free(w);
 }
 
@@ -191,17 +188,6 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     work->buf = b;
     work->cap = need;
   }
-  if (relax && ((size_t)nc > work->lcap || !work->list)) {
-    int *l = cd_realloc(work->list, 2 * (size_t)nc * sizeof(int));
-    if (l) work->list = l;
-    unsigned char *mk = l ? cd_realloc(work->mark, (size_t)nc) : NULL;
-    if (mk) work->mark = mk;
-    if (!l || !mk) {
-      cd_ccpApgdWorkFree(own);
-      return CD_ERR_NOMEM;
-    }
-    work->lcap = (size_t)nc;
-  }
   double *buf = work->buf;
   double *ga = buf, *Gga = buf + n, *y = buf + 2 * n, *Gy = buf + 3 * n, *gn = buf + 4 * n, *Ggn = buf + 5 * n,
          *cb = buf + 6 * n, *best = buf + 7 * n, *im2 = buf + 8 * n, *pn = im2 + nc, *pt = pn + nc, *ipn = pt + nc, *ipt = ipn + nc, *sr = ipt + nc, *bw = sr + nc,
@@ -245,8 +231,11 @@ int cd_ccpApgdSolve(cdContactProblem *p, const cdCcpParams *par, cdCcpApgdWork *
     long budget = (long)(maxit < APGD_RELAX_BUDGET ? maxit : APGD_RELAX_BUDGET) * nc;
     for (int round = 0; round < APGD_RELAX_ROUNDS && upd < budget; round++) {
       long u1 = 0;
-      cd_ccpRelax(p, &rm, APGD_RELAX_THR * tol * vscale, APGD_RELAX_IDLE * vscale, budget - upd, ga, cb, work->list,
-                  work->mark, &u1);
+      if (cd_ccpRelax(p, &rm, APGD_RELAX_THR * tol * vscale, APGD_RELAX_IDLE * vscale, budget - upd, ga, cb,
+                      &work->relax, &u1) < 0) {
+        cd_ccpApgdWorkFree(own);
+        return CD_ERR_NOMEM;
+      }
       upd += u1;
       gMul(&p->G, sym, ga, Gga);
       stats->products++;

@@ -23,7 +23,14 @@
  * solvers' iterations (gradient steps, sweeps or interior-point steps: ccp.h), stats->products
  * and ->factorizations theirs plus the residual products here, and *outer counts the CCPs.
  * The best iterate by NCP residual is returned; a limit or a stalled CCP solver leaves
- * converged = 0.
+ * converged = 0. FP_STALLED_CCPS CCP solves in a row that stopped short of their tolerance
+ * (at the solver's own limit) and left the best no better end the fixed point: the CCPs after
+ * them differ only by the shift's change. A run of stalled solves that still lowers the best
+ * is not ended: pgs on a cube pyramid pushed sideways by gravity stalls at 2000 sweeps in
+ * every CCP, and the fixed point's best still falls ~1% a CCP, between runs of up to 12
+ * CCPs no better, and meets 1e-8 after 45 of them. Measured: a 10-cube pyramid under a 5.2 m
+ * cube (a fuzzer's input), fp-pgs with --max-iterations 100: 200,000 -> 46,000 sweeps on its
+ * stalled step for the same best residual (1.2e-5).
  */
 #include <math.h>
 #include <string.h>
@@ -31,6 +38,8 @@
 #include "alloc.h"
 #include "ccp.h"
 #include "ncp.h"
+
+#define FP_STALLED_CCPS 20 /* CCP solves in a row that stalled and brought nothing: the fixed point ends */
 
 /* one CCP with the shifted g, to tolerance tol, from view->lambda */
 static int solveShifted(cdContactProblem *view, cdNcpInner inner, double tol, cholmod_common *cc,
@@ -67,7 +76,7 @@ int cd_ncpFixedPointSolve(cdContactProblem *p, const cdNcpParams *par, cdNcpInne
   double r = cd_ncpResidualOf(p, p->lambda, cb, NULL), rbest = r;
   stats->products = 1;
   memcpy(best, p->lambda, (size_t)n * sizeof *best);
-  int k = 0, rc = CD_OK, stall = par ? par->stall : 0;
+  int k = 0, rc = CD_OK, stall = par ? par->stall : 0, stalled = 0;
   double rmark = rbest; /* the best residual at the start of the stall window */
   while (rbest > tol && k < maxit) {
     k++;
@@ -84,11 +93,17 @@ int cd_ncpFixedPointSolve(cdContactProblem *p, const cdNcpParams *par, cdNcpInne
     rc = CD_OK; /* a breakdown leaves its best finite iterate: judged by the NCP residual */
     r = cd_ncpResidualOf(p, p->lambda, cb, NULL);
     stats->products++;
-    if (r < rbest) {
+    int better = r < rbest;
+    if (better) {
       rbest = r;
       memcpy(best, p->lambda, (size_t)n * sizeof *best);
     }
     if (!isfinite(r)) break;
+    /* FP_STALLED_CCPS CCP solves in a row that stopped at their solver's limit and left the
+     * best no better: the next CCPs differ from these only by the shift's change, and their
+     * solver stalls the same */
+    stalled = !in.converged && !better ? stalled + 1 : 0;
+    if (stalled >= FP_STALLED_CCPS) break;
     if (stall > 0 && k % stall == 0) {
       if (rbest > 0.5 * rmark) break;
       rmark = rbest;

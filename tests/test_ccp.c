@@ -444,11 +444,10 @@ CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
     memset(p.lambda, 0, 3 * (size_t)nc * sizeof(double));
     memcpy(c, p.g, 3 * (size_t)nc * sizeof(double));
     double sc = cd_contactProblemVelocityScale(&p), thr = 1e-10 * sc;
-    int list[24];
-    unsigned char mark[12];
+    cdCcpRelaxWork rw = {0};
     long upd = 0;
     cdCcpRelaxMetric m = {sr, ipn, ipt, iw};
-    CHECK_MSG(cd_ccpRelax(&p, &m, thr, INFINITY, 1000000L * nc, p.lambda, c, list, mark, &upd) == 1,
+    CHECK_MSG(cd_ccpRelax(&p, &m, thr, INFINITY, 1000000L * nc, p.lambda, c, &rw, &upd) == 1,
               "trial %d: the sweeps ran out of their budget (%ld updates)", trial, upd);
     if (upd > maxUpd) maxUpd = upd;
     for (int i = 0; i < nc; i++) { /* in K, up to the round-off of the scaled projection */
@@ -460,6 +459,7 @@ CD_TEST(relaxSweepsReachTheirThresholdAndAgreeWithIpm) {
     CHECK_MSG(rex <= 1e-10 * (1.0 + 1e-3), "trial %d: residual %g after the sweeps (threshold 1e-10)", trial, rex);
     for (int k = 0; k < 3 * nc; k++)
       CHECK_MSG(fabs(c[k] - ref[k]) <= 1e-6 * sc, "trial %d c̄[%d] %.12g vs ipm %.12g", trial, k, c[k], ref[k]);
+    cd_ccpRelaxWorkFree(&rw);
     cd_contactProblemFree(&p);
   }
   printf("    16 random problems: the sweeps reached 1e-10 in at most %ld block updates\n", maxUpd);
@@ -496,11 +496,11 @@ CD_TEST(relaxSweepsLeaveIdleContactsOutAndApgdCatchesThem) {
       nidle += idle[i];
     }
     double sc = cd_contactProblemVelocityScale(&p), thr = 1e-10 * sc;
-    int list[24];
-    unsigned char mark[12];
+    cdCcpRelaxWork rw = {0};
     long upd = 0;
     cdCcpRelaxMetric m = {sr, ipn, ipt, iw};
-    CHECK(cd_ccpRelax(&p, &m, thr, 0.0, 1000000L * nc, p.lambda, c, list, mark, &upd) == 1);
+    CHECK(cd_ccpRelax(&p, &m, thr, 0.0, 1000000L * nc, p.lambda, c, &rw, &upd) == 1);
+    cd_ccpRelaxWorkFree(&rw);
     cd_coneResidualOf(&p, p.lambda, c, NULL);
     int woke = 0;
     for (int i = 0; i < nc; i++) {
@@ -529,6 +529,46 @@ CD_TEST(relaxSweepsLeaveIdleContactsOutAndApgdCatchesThem) {
   CHECK_MSG(nwoke > 0, "no idle contact was pushed out of K* on these problems: the recheck is untested");
   printf("    24 random problems: %d idle contacts at the start, on %d problems one of them left K* during the "
          "sweeps\n", nidle, nwoke);
+}
+
+CD_TEST(relaxSweepsGiveTheSameAnswerWithAReusedWorkspace) {
+  /* ccp_relax.c packs the rows it reads (the non-idle contacts' blocks) and the contacts'
+   * records into its workspace on every call. One workspace reused across problems of other
+   * sizes and other idle sets (idle 0 or none; a budget that stops some calls midway) must give
+   * bit for bit what a fresh workspace gives on each: the same impulses, c̄, return value and
+   * block updates, and the contacts packed out of the last problem never leak into the next. */
+  rng r = {57};
+  const double dt = 0.01;
+  cdCcpRelaxWork shared = {0};
+  int stopped = 0;
+  for (int trial = 0; trial < 24; trial++) {
+    randomSystem sys;
+    double mu[12];
+    cdContactProblem p;
+    CHECK(randomTrial(&r, (trial * 5) % 16, dt, &sys, mu, &p) == 0);
+    int nc = p.ncon;
+    double sr[12], ipn[12], ipt[12], iw[12], l1[36], c1[36], l2[36], c2[36];
+    relaxMetric(&p, sr, ipn, ipt, iw);
+    cdCcpRelaxMetric m = {sr, ipn, ipt, iw};
+    double thr = 1e-10 * cd_contactProblemVelocityScale(&p), idle = trial % 2 ? 0.0 : INFINITY;
+    long budget = trial % 3 == 2 ? 2L * nc : 1000000L * nc, u1 = -1, u2 = -2;
+    memset(l1, 0, sizeof l1);
+    memcpy(c1, p.g, 3 * (size_t)nc * sizeof(double));
+    memcpy(l2, l1, sizeof l1);
+    memcpy(c2, c1, sizeof c1);
+    cdCcpRelaxWork fresh = {0};
+    int r1 = cd_ccpRelax(&p, &m, thr, idle, budget, l1, c1, &shared, &u1);
+    int r2 = cd_ccpRelax(&p, &m, thr, idle, budget, l2, c2, &fresh, &u2);
+    CHECK_MSG(r1 == r2 && u1 == u2 && r1 >= 0, "trial %d: returns %d, %d after %ld, %ld updates", trial, r1, r2, u1,
+              u2);
+    CHECK_MSG(memcmp(l1, l2, 3 * (size_t)nc * sizeof(double)) == 0 && memcmp(c1, c2, 3 * (size_t)nc * sizeof(double)) == 0,
+              "trial %d: a reused workspace changed the sweeps", trial);
+    stopped += r1 == 0;
+    cd_ccpRelaxWorkFree(&fresh);
+    cd_contactProblemFree(&p);
+  }
+  CHECK_MSG(stopped > 0, "no call ran out of its budget: the early return is untested");
+  cd_ccpRelaxWorkFree(&shared);
 }
 
 CD_TEST(ccpImpulsesSolveTheVelocitySpacePrimal) {

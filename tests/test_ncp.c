@@ -10,6 +10,7 @@
 #include "ccp.h"
 #include "cli_util.h"
 #include "ncp.h"
+#include "simtest.h"
 #include "test.h"
 
 /* a deterministic generator (64-bit LCG), uniform in [0, 1) */
@@ -276,4 +277,31 @@ CD_TEST(ncpNonConvergenceIsSaidOnceAndCountedInTheFile) {
   for (long k = 1; k < n; k++) zeros += conv[k] == 0;
   CHECK_MSG(zeros == 10, "%ld of 10 steps marked not converged", zeros);
   free(conv);
+}
+
+CD_TEST(ncpFixedPointEndsWhenItsCcpSolverStallsAndBringsNothing) {
+  /* the bundled 10-cube pyramid with a 5.2 m cube for its top (a fuzzer's input): on step 4
+   * pgs stalls short of every shifted CCP's tolerance at its 2000 sweeps, and the fixed
+   * point's best residual stops falling at 1.2e-5 after three CCPs. With --max-iterations 100
+   * the step took 100 stalled CCP solves, 200,000 sweeps, for the residual its first three
+   * reach; the rule ends the fixed point after 20 stalled CCPs in a row that bring nothing.
+   * A step that stops short takes at most 30 CCP solves' sweeps and says so (converged 0, its
+   * best iterate's residual). (Main before the rule: 200,000 sweeps, the same residual to
+   * every printed digit.) */
+  const char *const sets[] = {"/bodies/9/size=5.2", "/duration=0.04", NULL};
+  cdBackendOptions opt = {.solver = "fp-pgs", .max_iterations = 100};
+  cdSim s;
+  if (cd_simMakeFile(&s, "cube-pyramid.json", "ncp", &opt, sets)) return;
+  int stopped = 0;
+  for (long k = 0; k < s.scene.nstep; k++) {
+    if (cd_simStep(&s)) break;
+    printf("    step %ld: %d sweeps, residual %.2e%s\n", k + 1, s.stats.iterations, s.stats.residual,
+           s.stats.converged ? "" : " (not converged)");
+    CHECK(s.stats.converged == (s.stats.residual <= CD_NCP_TOL));
+    if (s.stats.converged) continue;
+    stopped++;
+    CHECK_MSG(s.stats.iterations <= 30 * CD_CCP_ITER_MAXIT, "step %ld: %d sweeps", k + 1, s.stats.iterations);
+  }
+  CHECK_MSG(stopped >= 1, "no step stalled: the scene no longer tests the rule");
+  cd_simFree(&s);
 }

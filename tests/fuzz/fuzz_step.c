@@ -10,7 +10,10 @@
  *   penalty with its automatic substep
  *   count while cd_penaltyStableStep asks for at most FUZZ_MAX_SUBSTEPS substeps a step, and
  *   with that many forced substeps otherwise (so a stiff scene cannot stall the fuzzer).
- * Iterative solvers get FUZZ_MAX_ITERATIONS iterations. A step may legitimately return
+ * Iterative solvers get FUZZ_MAX_ITERATIONS iterations; ncp's fixed points, whose iteration
+ * is a whole CCP solve (up to 2000 pgs sweeps), FUZZ_MAX_CCP_SOLVES (a 10-cube pyramid pushed
+ * sideways stalls pgs in every CCP: with 100 CCPs a step, 56-290 s a unit in this build
+ * against the 60 s timeout, with 10 still 30-77 s; bounded work, not a hang). A step may legitimately return
  * CD_ERR_NUMERIC or CD_ERR_LIMIT, and the state may become non-finite (the run loop
  * reports both): the run stops there. What is a bug: a crash, UB, a leak (cd_allocLive
  * must come back to its value before the run), a step that returns anything but the codes
@@ -30,6 +33,7 @@
 #define FUZZ_MAX_STEPS 5
 #define FUZZ_MAX_SUBSTEPS 200
 #define FUZZ_MAX_ITERATIONS 100
+#define FUZZ_MAX_CCP_SOLVES 3
 
 static void fail(const char *what, const char *model) {
   fprintf(stderr, "fuzz_step: contract violated (%s): %s\n", model, what);
@@ -86,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bgs.solver = "bgs";
     ccp.solver = ccp_solvers[size % 4];
     ncp.solver = ncp_solvers[size % 5];
+    if (!strncmp(ncp.solver, "fp-", 3)) ncp.max_iterations = FUZZ_MAX_CCP_SOLVES;
     pen_capped.substeps = FUZZ_MAX_SUBSTEPS;
     runModel(&scene, &cd_backendLcp, &def, NULL, "lcp");
     runModel(&scene, &cd_backendLcp, &bgs, NULL, "lcp bgs");
