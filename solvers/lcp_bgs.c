@@ -537,7 +537,12 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
  * needed at most 6: with at most 4 a try, 1,038 active sets and 19,570 sweeps against 13,165
  * (the sweeps mend a failed try's iterate for less), user CPU 10.41 -> 9.71 s (medians of three
  * alternating runs; 8 sets: 1,464 and 16,174, 6: 1,265 and 17,737, 3: 880 and 20,847, each
- * slower than 4 or no faster), every step converged. A try that does not solve but ends below the sweeps' residual
+ * slower than 4 or no faster), every step converged. Tried and dropped (the same 150 steps,
+ * with the limit of 4): the first try at the first sweep that changed no contact's mode (after
+ * 4 sweeps; 19,351 sweeps and 1,042 sets, no faster: the modes rarely settle before 50 sweeps,
+ * 4 to 17 contacts a sweep still change there), such a try after every failed one too (1,225
+ * tries, 2,140 sets, slower), and the next try 20 or 30 sweeps after a failed one instead of
+ * at twice the sweeps (595 and 465 tries, 1,817 and 1,483 sets, slower). A try that does not solve but ends below the sweeps' residual
  * (its best iterate is exact on its modes; a few contacts violate theirs) hands that iterate
  * to the sweeps, which mend those contacts, and the next try comes NEWTON_AGAIN sweeps later
  * (the 1000-sphere pile S2 10, first 120 steps: 160 -> 140 iterations a step, with the tries
