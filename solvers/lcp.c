@@ -62,7 +62,8 @@
  *   residual        cd_lcpResidual of the answer (relative; the active-set method's answer
  *                   comes with it, computed through the bodies); converged: the stopping
  *                   rule of the solver that produced it was met.
- * --max-iterations caps Newton's active sets (each try) and bgs's sweeps (and drops the cold
+ * --max-iterations caps Newton's active sets (each try; the tries inside bgs take at most
+ * CD_BGS_TRY_SETS, lcp_bgs.h, whichever is smaller) and bgs's sweeps (and drops the cold
  * retry).
  */
 #include "lcp.h"
@@ -248,14 +249,17 @@ double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, 
   return worse(res, beta, w * (p->mu[i] * z[i] - sum));
 }
 
-double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
-  const double *u = contactVelocity(p, m, D, z, work);
+double cd_lcpResidualOfVelocity(const cdContactProblem *p, int m, const double *D, const double *z, const double *u) {
   double res = 0.0;
   for (int i = 0; i < p->ncon; i++) {
     double r = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i);
     if (!(r <= res)) res = r; /* NaN propagates */
   }
   return res / cd_contactProblemVelocityScale(p);
+}
+
+double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const double *z, double *work) {
+  return cd_lcpResidualOfVelocity(p, m, D, z, contactVelocity(p, m, D, z, work));
 }
 
 /* ---- the backend ---- */

@@ -91,6 +91,10 @@ void cd_lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, d
 double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, const double *z, const double *u,
                              int i);
 
+/* cd_lcpResidual of z from the contact velocities u (3 ncon) = G lambda(z) + g: the largest
+ * cd_lcpContactResidual over vscale (the one loop of cd_lcpResidual and of bgs's checks) */
+double cd_lcpResidualOfVelocity(const cdContactProblem *p, int m, const double *D, const double *z, const double *u);
+
 /* one complementary pair's violation fabs(fmin(z, w)) (where one of them is NaN: the other),
  * written out: fmin is a libm call at -O2, 4% of a 1000-sphere pile's run under bgs */
 static inline double cd_lcpPairResidual(double z, double w) { return fabs(z < w ? z : w != w ? z : w); }

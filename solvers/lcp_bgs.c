@@ -38,7 +38,8 @@
  * Active-set tries (when the caller gives the workspace of lcp_newton.c: the default and
  * --solver newton): the active-set method from the sweeps' iterate, exact on its modes and
  * nearest the iterate, when the residual first reaches NEWTON_RES and at the points listed
- * there; a try that solves ends the solve, one that does not leaves the sweeps' iterate,
+ * there, each at most CD_BGS_TRY_SETS active sets (a try that needs more mostly fails);
+ * a try that solves ends the solve, one that does not leaves the sweeps' iterate,
  * and one that stops at the caller's cost bound (lu_flops_max) ends the tries: the subspace
  * steps below take over.
  * Subspace steps (otherwise: --solver bgs): every SUBSPACE_EVERY sweeps while the residual is
@@ -301,7 +302,6 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
 typedef struct {
   int *loc;     /* (ncon) local index of a contact in the cluster, -1 outside */
   int *member;  /* (ncon) the cluster's contacts (queue of the search) */
-  double *w;    /* (n) A z + b of the whole LCP */
   double *cres; /* (ncon) each contact's residual */
 } cdBgsCluster;
 
@@ -412,9 +412,11 @@ done:
 /* what a sweep reads, laid out in the order it reads it: the contacts that are not idle in the
  * order of a forward sweep, each with its diagonal block, g_i and 1 / meff_i, and its row of
  * G without the diagonal block and the blocks of idle contacts (whose lambda is zero), in
- * G's order (so the sums are G's sums). Built anew after each check, as the idle contacts
- * change: the sweeps between then stream through it instead of jumping between G's rows,
- * and test no block for an idle neighbour. */
+ * G's order (so the sums are G's sums). Built anew when a check changes the idle contacts
+ * (or the iterate is replaced): the sweeps between then stream through it instead of jumping
+ * between G's rows, and test no block for an idle neighbour. Building it after every check
+ * was 6.5 % of the 1000-sphere pile's run (perf, S2 10, 150 steps: 37 % of cd_bgsSolve's
+ * own time), as much as a sweep's products where the checks come every second sweep. */
 typedef struct {
   int n;        /* contacts swept */
   int *con;     /* (ncon) the swept contacts, forward-sweep order */
@@ -450,13 +452,15 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
 }
 
 /* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it) and u
- * (3 ncon) = G lam + g left in u: the same arithmetic, so the same value bit for bit. On the
- * way it settles the idle contacts (see IDLE_MARGIN): a contact without impulse (lambda_n and
+ * (3 ncon) = G lam + g left in u: the same arithmetic, so the same value bit for bit. It
+ * settles the idle contacts (see IDLE_MARGIN): a contact without impulse (lambda_n and
  * every alpha zero) whose u_n exceeds margin is idle, and its beta is set to the slip speed
  * of its u_T, the separated candidate of its block solve (candSeparated: with no impulse of
- * its own, c_i = u_i); every other contact is not. */
+ * its own, c_i = u_i); every other contact is not. Before the residual: it settles the idle
+ * contacts first (each changes only its own beta, so its own part of the residual). *changed:
+ * 1 when a contact became idle or stopped being idle (the sweeps' rows change), else 0. */
 static double sweepCheck(const cdContactProblem *p, int m, const double *D, double *z, const double *lam, double *u,
-                         unsigned char *idle, double margin) {
+                         unsigned char *idle, double margin, int *changed) {
   int nc = p->ncon;
   const cdBlockMatrix *G = &p->G;
   /* u = G lam + g as cd_blockMatrixMul and cd_lcpResidual sum it, leaving out the blocks of
@@ -475,17 +479,17 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
     u[3 * i + 1] = s1 + p->g[3 * i + 1];
     u[3 * i + 2] = s2 + p->g[3 * i + 2];
   }
-  double res = 0.0;
+  int moved = 0;
   for (int i = 0; i < nc; i++) {
     const double *ui = &u[3 * i];
     int sep = z[i] == 0.0 && ui[0] > margin;
     for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
+    moved |= idle[i] != sep;
     idle[i] = (unsigned char)sep;
     if (sep) z[nc + nc * m + i] = slipSpeed(m, D, ui[1], ui[2]);
-    double r = cd_lcpContactResidual(p, m, D, z, ui, i);
-    if (!(r <= res)) res = r; /* NaN propagates */
   }
-  return res / cd_contactProblemVelocityScale(p);
+  *changed = moved;
+  return cd_lcpResidualOfVelocity(p, m, D, z, u);
 }
 
 /* the true residual (sweepCheck) costs one product with G, about a third of a full sweep and
@@ -524,9 +528,21 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
  * sweeps; and once more when the sweeps meet the rule, so that the answer is well inside
  * the tolerance (and the next step's warm start keeps its modes: on the pyramid, answers
  * left by the sweeps at 1e-9 made the next steps' modes unreadable). A try that does not
- * solve costs a few active sets (lcp_newton.c: its backtracking), and none that it or an
- * earlier try of the step solved (remember: the tries from nearby iterates meet the same
- * active sets). A try that does not solve but ends below the sweeps' residual
+ * solve costs a few active sets (lcp_newton.c: its backtracking), at most CD_BGS_TRY_SETS
+ * (lcp_bgs.h), and none that it or an earlier try of the step solved (remember: the tries
+ * from nearby iterates meet the same active sets). The limit: on the 1000-sphere pile (S2 10,
+ * 150 steps) the tries took 1,929 active sets, 58 % of the step's CPU time (traced per phase:
+ * the warm-start try 2 %, the sweeps 32 %, their checks 7 %), and 1,351 of them were in the
+ * 121 of 252 tries that failed (14 at the method's 20), while 103 of the 131 that solved
+ * needed at most 6: with at most 4 a try, 1,038 active sets and 19,570 sweeps against 13,165
+ * (the sweeps mend a failed try's iterate for less), user CPU 10.41 -> 9.71 s (medians of three
+ * alternating runs; 8 sets: 1,464 and 16,174, 6: 1,265 and 17,737, 3: 880 and 20,847, each
+ * slower than 4 or no faster), every step converged. Tried and dropped (the same 150 steps,
+ * with the limit of 4): the first try at the first sweep that changed no contact's mode (after
+ * 4 sweeps; 19,351 sweeps and 1,042 sets, no faster: the modes rarely settle before 50 sweeps,
+ * 4 to 17 contacts a sweep still change there), such a try after every failed one too (1,225
+ * tries, 2,140 sets, slower), and the next try 20 or 30 sweeps after a failed one instead of
+ * at twice the sweeps (595 and 465 tries, 1,817 and 1,483 sets, slower). A try that does not solve but ends below the sweeps' residual
  * (its best iterate is exact on its modes; a few contacts violate theirs) hands that iterate
  * to the sweeps, which mend those contacts, and the next try comes NEWTON_AGAIN sweeps later
  * (the 1000-sphere pile S2 10, first 120 steps: 160 -> 140 iterations a step, with the tries
@@ -552,6 +568,10 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
 #define SUBSPACE_SPREAD 100.0
 #define SUBSPACE_TRIES 3
 
+int cd_bgsTrySets(int max_sweeps) {
+  return max_sweeps > 0 && max_sweeps < CD_BGS_TRY_SETS ? max_sweeps : CD_BGS_TRY_SETS;
+}
+
 double cd_bgsNextTryResidual(double res) { return res > NEWTON_RES ? NEWTON_RES : NEWTON_RES_NEXT * res; }
 
 /* the active-set method from z (lcp_newton.c) into zt; when it meets the tolerance, zt is
@@ -561,7 +581,10 @@ static int newtonTry(const cdContactProblem *p, int m, const double *D, double t
                      double *tres) {
   size_t n = (size_t)cd_lcpSize(p->ncon, m);
   cdLcpNewtonOptions no = {
-      .tolerance = tol, .max_iterations = opt->max_sweeps, .lu_flops_max = opt->lu_flops_max, .local_modes = 1,
+      .tolerance = tol,
+      .max_iterations = cd_bgsTrySets(opt->max_sweeps),
+      .lu_flops_max = opt->lu_flops_max,
+      .local_modes = 1,
       .remember = 1};
   cdLcpNewtonStats ns;
   memcpy(zt, z, n * sizeof *zt);
@@ -599,15 +622,15 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
   void *bw = cd_malloc(cd_bgsBlockWorkSize(m));
   cdBgsCluster cw = {cd_malloc(3 * (size_t)nc * sizeof(int)), NULL,
-                     cd_malloc((2 * (size_t)n + 4 * (size_t)nc) * sizeof(double)), NULL};
+                     cd_malloc(((size_t)n + 4 * (size_t)nc) * sizeof(double))};
   double *zsub = cd_malloc(2 * (size_t)n * sizeof *zsub); /* (n) a subspace candidate, (n) the iterate it replaced */
   void *sw = cd_malloc(cd_lcpSubspaceWorkSize(p, m));
   unsigned char *idle = cd_malloc((size_t)nc); /* (ncon) 1: left out of the sweeps (IDLE_MARGIN) */
   size_t nnzb = (size_t)p->G.rowptr[nc];
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((13 * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL};
-  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.w || !zsub || !sw || !idle || !rows.con || !rows.diag) {
-    cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
+  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag) {
+    cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
     cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
     return CD_ERR_NOMEM;
   }
@@ -615,7 +638,6 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   int trial_fails = 0;
   cw.member = cw.loc + nc;
   int *taken = cw.member + nc; /* (ncon) 1: in a cluster of this stall */
-  cw.cres = cw.w + n;
   double *zsave = cw.cres + nc, *lsave = zsave + n; /* (n), (3 ncon): the iterate before the clusters */
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
   memset(idle, 0, (size_t)nc);
@@ -628,11 +650,13 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
 
   /* the stopping threshold on the relative residual of cd_lcpResidual */
   double thresh = tol, vs = cd_contactProblemVelocityScale(p), margin = IDLE_MARGIN * vs;
-  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at the last check */
+  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at the last check (or stall test) */
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
-  double res = sweepCheck(p, m, D, z, lam, u, idle, margin);
-  int stale = 1;   /* rows to be built (after each check: the idle contacts change) */
+  int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
+                    changed the idle contacts */
+  double res = sweepCheck(p, m, D, z, lam, u, idle, margin, &stale);
+  stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
   st.products++;
@@ -690,8 +714,9 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
                   st.sweeps >= newton_sweeps || st.sweeps - ref_sweep >= STALL_SWEEPS)
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
-    res = sweepCheck(p, m, D, z, lam, u, idle, margin);
-    stale = 1, recheck = 0;
+    int changed;
+    res = sweepCheck(p, m, D, z, lam, u, idle, margin, &changed);
+    stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
     if (st.sweeps % SUBSPACE_EVERY == 0) {
@@ -752,16 +777,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
-        cd_lcpEvaluate(p, m, D, z, cw.w, work);
+        /* each contact's part of cd_lcpResidual, from u = G lambda + g (lam is lambda(z)) */
+        cd_blockMatrixMul(&p->G, lam, u);
+        for (int t = 0; t < 3 * nc; t++) u[t] += p->g[t];
         for (int i = 0; i < nc; i++) {
-          /* contact i's part of cd_lcpResidual: impulses and the bound row as velocities */
-          double wi = 1.0 / cd_contactProblemMeff(p, i), r = cd_lcpPairResidual(wi * z[i], cw.w[i]);
-          for (int l = 0; l < m; l++) {
-            size_t q = (size_t)(nc + m * i + l);
-            r = fmax(r, cd_lcpPairResidual(wi * z[q], cw.w[q]));
-          }
-          size_t qb = (size_t)(nc + nc * m + i);
-          cw.cres[i] = fmax(r, cd_lcpPairResidual(z[qb], wi * cw.w[qb])) / vs;
+          cw.cres[i] = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i) / vs;
           taken[i] = 0;
         }
         for (int c = 0; c < CLUSTERS_A_STALL; c++) {
@@ -801,7 +821,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   memcpy(z, best, (size_t)n * sizeof *z);
   st.residual = bestres;
   st.converged = bestres <= thresh;
-  cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.w);
+  cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
   cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
   if (stats) *stats = st;
   return rc;

@@ -13,8 +13,8 @@ typedef struct cdBgsOptions {
   const int *order; /* (ncon) optional: the contacts in the order of a forward sweep (a
                        permutation of 0 .. ncon-1); NULL: 0 .. ncon-1 */
   struct cdLcpNewton *newton; /* optional: the workspace of the active-set tries (lcp_newton.h,
-                                 lcp_bgs.c), with at most max_sweeps active sets each when
-                                 that is set; NULL: none */
+                                 lcp_bgs.c), each with at most CD_BGS_TRY_SETS active sets
+                                 (cd_bgsTrySets: fewer under a smaller max_sweeps); NULL: none */
   double lu_flops_max; /* the tries' bound (cdLcpNewtonOptions); a try over it ends the tries
                           and the subspace steps take over */
 } cdBgsOptions;
@@ -41,6 +41,14 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
 /* the residual at or below which the next active-set try comes after one made at res (the
  * tries also come after NEWTON_SWEEPS, 2 NEWTON_SWEEPS .. sweeps: lcp_bgs.c) */
 double cd_bgsNextTryResidual(double res);
+
+/* the active sets an active-set try inside bgs solves at most (lcp_bgs.c: a try from the
+ * sweeps' iterate that needs more mostly fails, and the sweeps mend its iterate for less) */
+#define CD_BGS_TRY_SETS 4
+
+/* the active sets a try solves at most under a sweep cap max_sweeps (0: none): the smaller of
+ * the two */
+int cd_bgsTrySets(int max_sweeps);
 
 /* outcome of cd_bgsBlockSolve */
 enum {
