@@ -44,7 +44,21 @@
  * the flops and twice the fill of each active set's own AMD, as were AMD on the active
  * contacts' graph (+40 % flops, +11 % fill; and the set of active contacts changed in 89 % of
  * the analyses, so an order kept for it was rarely reused), and the body form on the pile
- * (26.1G instructions for the 50 steps against 10.0G: H's LU 5 times K's). K is assembled only
+ * (26.1G instructions for the 50 steps against 10.0G: H's LU 5 times K's). Tried too, on its
+ * 150 steps (callgrind, main thread: the steps 69.7G instructions, KLU's factorizations 9.80G,
+ * 253 analyses by AMD and 868 in a kept order): the order carried to the next step's G by
+ * contact (its two moving bodies and its rank among their contacts): that step's first active
+ * set has many active contacts the last AMD's set lacked, all last, and its flops were a
+ * median 14 times that AMD's (within ORDER_SLACK on 2 of 131 steps): 70.1G, 261 AMD; a new
+ * contact placed just before its first neighbour in the order instead of last: fewer flops
+ * (factorizations 9.49G) but more sets over the bound (469 AMD): 70.5G; just after its last
+ * neighbour: 9.59G, 332 AMD, 69.9G; that, with the order grown by each kept set's new
+ * contacts and carried to the next step: 9.62G, 336 AMD, 70.5G. KLU's pivots are the
+ * diagonal (27 off the diagonal in 1,124 factorizations; L and U as the analysis estimated in
+ * all but 6), so its pivot tolerance (Common.tol) keeps no fill; on the 253 patterns AMD
+ * ordered, METIS's order took 21 % more flops and CHOLMOD's NESDIS 1.3 % fewer. KLU's kernel
+ * does ~12 instructions a flop of its estimate (9.71G for 0.82 Gflop): its columns are short
+ * (L ~15 entries a column), and its depth-first search and pivot search are per entry. K is assembled only
  * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
  * the steps 8.46G -> 8.40G); its products (refinement) go through G: K x = S C G B S x, one
  * block product.
