@@ -751,6 +751,18 @@ CD_TEST(lcpNewtonRemembersTheActiveSetsOfEarlierCallsUntilForget) {
   cd_contactProblemFree(&p);
 }
 
+/* max_t |(G la - G lb)_t|, m/s: how far two impulses' contact velocities are apart on p's G (the
+ * velocities are unique where redundant impulses are not); NAN when out of memory */
+static double velocityGap(const cdContactProblem *p, const double *la, const double *lb) {
+  size_t n3 = 3 * (size_t)p->ncon;
+  double *u = malloc(2 * n3 * sizeof *u), du = 0.0;
+  if (!u) return NAN;
+  cd_blockMatrixMul(&p->G, la, u), cd_blockMatrixMul(&p->G, lb, u + n3);
+  for (size_t t = 0; t < n3; t++) du = fmax(du, fabs(u[t] - u[n3 + t]));
+  free(u);
+  return du;
+}
+
 CD_TEST(lcpNewtonStopsRefiningAnActiveSetWhoseModesAreWrong) {
   /* an active set whose own violations are EARLY_RATIO times the residual of its mode
    * equations is refined no further (lcp_newton.c, refine): its modes change next. From ten
@@ -769,7 +781,7 @@ CD_TEST(lcpNewtonStopsRefiningAnActiveSetWhoseModesAreWrong) {
     CHECK(randomProblem(&q, nc, 12, 0.3, 0.8, NULL, NULL) == 0);
     cdSolveStats ls;
     CHECK(backendSolve(&q, NULL, "lemke", m, 0, &ls, NULL, 0) == CD_OK && ls.converged);
-    double D[8], *z = calloc((size_t)n, sizeof *z), lam[3 * 20], u[3 * 20], uq[3 * 20];
+    double D[8], *z = calloc((size_t)n, sizeof *z), lam[3 * 20];
     cd_lcpDirections(m, D);
     cdBgsOptions bo = {.max_sweeps = 10};
     cdBgsStats bs;
@@ -782,9 +794,7 @@ CD_TEST(lcpNewtonStopsRefiningAnActiveSetWhoseModesAreWrong) {
     if (nw && z && ns.converged) {
       solved++;
       cd_lcpLambdaFromZ(nc, m, D, z, lam);
-      cd_blockMatrixMul(&p.G, lam, u), cd_blockMatrixMul(&q.G, q.lambda, uq);
-      double du = 0.0, vs = cd_contactProblemVelocityScale(&p);
-      for (int t = 0; t < 3 * nc; t++) du = fmax(du, fabs(u[t] - uq[t]));
+      double du = velocityGap(&p, lam, q.lambda), vs = cd_contactProblemVelocityScale(&p); /* (q's G is p's) */
       CHECK_MSG(du <= 1e-8 * vs, "trial %d: velocities differ from Lemke's by %.3g m/s", trial, du);
     }
     cd_lcpNewtonFree(nw);
@@ -835,8 +845,7 @@ CD_TEST(lcpNewtonKeepsItsFactorizationWhileItsSolvesConverge) {
   cdLcpNewton *s = cd_lcpNewtonMake(), *fresh = cd_lcpNewtonMake();
   double *z = calloc((size_t)n, sizeof *z), *zf = calloc((size_t)n, sizeof *zf);
   double *lam = calloc(3 * (size_t)nc, sizeof *lam), *lamf = calloc(3 * (size_t)nc, sizeof *lamf);
-  double *u = calloc(3 * (size_t)nc, sizeof *u), *uf = calloc(3 * (size_t)nc, sizeof *uf);
-  CHECK(s && fresh && z && zf && lam && lamf && u && uf);
+  CHECK(s && fresh && z && zf && lam && lamf);
   cdLcpNewtonOptions o = {.tolerance = 1e-10};
   cdLcpNewtonStats st, sf;
   /* the modes of the solution (bgs), solved once on a moved problem: the pattern and its
@@ -848,7 +857,7 @@ CD_TEST(lcpNewtonKeepsItsFactorizationWhileItsSolvesConverge) {
   CHECK(s && z && cd_lcpNewtonSolve(s, &p, m, D, z, &o, &st) == CD_OK && st.converged);
   CHECK(st.iterations == 1 && st.factorizations == 1);
   const double moves[2] = {1e-9, 0.05};
-  for (int k = 0; s && fresh && z && zf && lam && lamf && u && uf && k < 2; k++) {
+  for (int k = 0; s && fresh && z && zf && lam && lamf && k < 2; k++) {
     moveProblem(&p, moves[k], 1e-6);
     memcpy(zf, z, (size_t)n * sizeof *z);
     CHECK(cd_lcpNewtonSolve(s, &p, m, D, z, &o, &st) == CD_OK);
@@ -862,12 +871,10 @@ CD_TEST(lcpNewtonKeepsItsFactorizationWhileItsSolvesConverge) {
     else CHECK(st.factorizations >= 1);
     /* the same velocities (they are unique; redundant impulses need not be) */
     cd_lcpLambdaFromZ(nc, m, D, z, lam), cd_lcpLambdaFromZ(nc, m, D, zf, lamf);
-    cd_blockMatrixMul(&p.G, lam, u), cd_blockMatrixMul(&p.G, lamf, uf);
-    double du = 0.0, vs = cd_contactProblemVelocityScale(&p);
-    for (int t = 0; t < 3 * nc; t++) du = fmax(du, fabs(u[t] - uf[t]));
+    double du = velocityGap(&p, lam, lamf), vs = cd_contactProblemVelocityScale(&p);
     CHECK_MSG(du <= 4e-10 * vs, "velocities differ by %.2g m/s", du);
   }
-  free(z), free(zf), free(lam), free(lamf), free(u), free(uf);
+  free(z), free(zf), free(lam), free(lamf);
   cd_lcpNewtonFree(s), cd_lcpNewtonFree(fresh);
   cd_contactProblemFree(&p);
 }
@@ -934,10 +941,9 @@ CD_TEST(lcpNewtonKeptOrderSolvesAsAFreshOneAndKeepsTheCostBound) {
   cd_lcpDirections(m, D);
   double *z = calloc((size_t)n, sizeof *z), *zf = calloc((size_t)n, sizeof *zf), *z5 = calloc((size_t)n, sizeof *z5);
   double *lam = calloc(3 * (size_t)nc, sizeof *lam), *lamf = calloc(3 * (size_t)nc, sizeof *lamf);
-  double *u = calloc(3 * (size_t)nc, sizeof *u), *uf = calloc(3 * (size_t)nc, sizeof *uf);
   double *work = calloc(6 * (size_t)nc, sizeof *work);
-  CHECK(z && zf && z5 && lam && lamf && u && uf && work);
-  if (!z || !zf || !z5 || !lam || !lamf || !u || !uf || !work) return;
+  CHECK(z && zf && z5 && lam && lamf && work);
+  if (!z || !zf || !z5 || !lam || !lamf || !work) return;
   g_rng = 3131;
   int kept = 0, compared = 0, bounded = 0;
   for (int trial = 0; trial < 8; trial++) {
@@ -962,9 +968,7 @@ CD_TEST(lcpNewtonKeptOrderSolvesAsAFreshOneAndKeepsTheCostBound) {
     if (b.converged && f.converged && b.kept_orders > 0) {
       compared++;
       cd_lcpLambdaFromZ(nc, m, D, z, lam), cd_lcpLambdaFromZ(nc, m, D, zf, lamf);
-      cd_blockMatrixMul(&p.G, lam, u), cd_blockMatrixMul(&p.G, lamf, uf);
-      double du = 0.0, vs = cd_contactProblemVelocityScale(&p);
-      for (int t = 0; t < 3 * nc; t++) du = fmax(du, fabs(u[t] - uf[t]));
+      double du = velocityGap(&p, lam, lamf), vs = cd_contactProblemVelocityScale(&p);
       CHECK_MSG(du <= 1e-8 * vs, "trial %d: velocities differ from a fresh solver's by %.3g m/s", trial, du);
     }
     if (b.factorizations > b.symmetric) {
@@ -982,7 +986,7 @@ CD_TEST(lcpNewtonKeptOrderSolvesAsAFreshOneAndKeepsTheCostBound) {
   }
   printf("    %d kept orders in the second calls; %d answers compared, %d bounded calls\n", kept, compared, bounded);
   CHECK(kept >= 1 && compared >= 1 && bounded >= 1);
-  free(z), free(zf), free(z5), free(lam), free(lamf), free(u), free(uf), free(work);
+  free(z), free(zf), free(z5), free(lam), free(lamf), free(work);
 }
 
 /* ---- options and names ---- */
