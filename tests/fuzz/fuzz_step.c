@@ -13,9 +13,9 @@
  * Iterative solvers get FUZZ_MAX_ITERATIONS iterations; ncp's fixed points, whose iteration
  * is a whole CCP solve (up to 2000 pgs sweeps), FUZZ_MAX_CCP_SOLVES (a 10-cube pyramid pushed
  * sideways stalls pgs in every CCP: with 100 CCPs a step, 56-290 s a unit in this build
- * against the 60 s timeout, with 10 still 30-77 s; bounded work, not a hang). A step may legitimately return
- * CD_ERR_NUMERIC or CD_ERR_LIMIT, and the state may become non-finite (the run loop
- * reports both): the run stops there. What is a bug: a crash, UB, a leak (cd_allocLive
+ * against the 60 s timeout, with 10 still 30-77 s; bounded work, not a hang). A step may
+ * legitimately return CD_ERR_NUMERIC or CD_ERR_LIMIT, and the state may become non-finite (the
+ * run loop reports both): the run stops there. What is a bug: a crash, UB, a leak (cd_allocLive
  * must come back to its value before the run), a step that returns anything but the codes
  * of world.h, or negative solver statistics.
  */
