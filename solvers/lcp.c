@@ -230,31 +230,15 @@ void cd_lcpEvaluate(const cdContactProblem *p, int m, const double *D, const dou
   }
 }
 
-static double worse(double res, double zi, double wi) {
-  double v = cd_lcpPairResidual(zi, wi);
-  return v <= res ? res : v; /* NaN propagates */
-}
-
 double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, const double *z, const double *u,
                              int i) {
-  int nc = p->ncon;
   /* impulses (lambda_N, alpha, the bound mu lambda_N - sum alpha) as velocities: / meff_i */
-  double beta = z[nc + nc * m + i], sum = 0.0, w = 1.0 / cd_contactProblemMeff(p, i);
-  double res = worse(0.0, w * z[i], u[0]);
-  for (int l = 0; l < m; l++) {
-    double a = z[nc + m * i + l];
-    res = worse(res, w * a, D[2 * l] * u[1] + D[2 * l + 1] * u[2] + beta);
-    sum += a;
-  }
-  return worse(res, beta, w * (p->mu[i] * z[i] - sum));
+  return cd_lcpContactResidualOf(p->ncon, m, D, z, u, i, 1.0 / cd_contactProblemMeff(p, i), p->mu[i]);
 }
 
 double cd_lcpResidualOfVelocity(const cdContactProblem *p, int m, const double *D, const double *z, const double *u) {
   double res = 0.0;
-  for (int i = 0; i < p->ncon; i++) {
-    double r = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i);
-    if (!(r <= res)) res = r; /* NaN propagates */
-  }
+  for (int i = 0; i < p->ncon; i++) res = cd_lcpResidualMax(res, cd_lcpContactResidual(p, m, D, z, &u[3 * i], i));
   return res / cd_contactProblemVelocityScale(p);
 }
 

@@ -87,16 +87,40 @@ double cd_lcpResidual(const cdContactProblem *p, int m, const double *D, const d
 void cd_lcpScaleDense(const cdContactProblem *p, int m, double *sc, double *A, double *b, double *z, int dir);
 
 /* contact i's part of cd_lcpResidual before the division by vscale (m/s), from z and the
- * contact's velocity u (3) = (G lambda(z) + g)_i */
+ * contact's velocity u (3) = (G lambda(z) + g)_i: cd_lcpContactResidualOf with wi = 1 / meff_i */
 double cd_lcpContactResidual(const cdContactProblem *p, int m, const double *D, const double *z, const double *u,
                              int i);
 
 /* cd_lcpResidual of z from the contact velocities u (3 ncon) = G lambda(z) + g: the largest
- * cd_lcpContactResidual over vscale (the one loop of cd_lcpResidual and of bgs's checks) */
+ * cd_lcpContactResidual (cd_lcpResidualMax) over vscale */
 double cd_lcpResidualOfVelocity(const cdContactProblem *p, int m, const double *D, const double *z, const double *u);
 
 /* one complementary pair's violation fabs(fmin(z, w)) (where one of them is NaN: the other),
  * written out: fmin is a libm call at -O2, 4% of a 1000-sphere pile's run under bgs */
 static inline double cd_lcpPairResidual(double z, double w) { return fabs(z < w ? z : w != w ? z : w); }
+
+/* the larger of two residuals, NaN when either is NaN (the first NaN stays: a later number
+ * does not replace it) */
+static inline double cd_lcpResidualMax(double a, double b) { return a != a || b <= a ? a : b; }
+
+/* the one arithmetic of a contact's part of the residual (cd_lcpContactResidual, and bgs's
+ * checks, which keep wi per contact instead of dividing per check): contact i of ncon with
+ * mu = mu_i and wi = 1 / meff_i, z in the layout above and its u (3) = (G lambda(z) + g)_i.
+ * NaN when any of the contact's z or u is not finite: the pairs' fmin would hide a NaN on
+ * one side (a NaN beta is in no pair's min), and no solver may take such a z as converged. */
+static inline double cd_lcpContactResidualOf(int ncon, int m, const double *D, const double *z, const double *u, int i,
+                                             double wi, double mu) {
+  double beta = z[ncon + ncon * m + i], sum = 0.0;
+  double res = cd_lcpPairResidual(wi * z[i], u[0]);
+  for (int l = 0; l < m; l++) {
+    double a = z[ncon + m * i + l];
+    res = cd_lcpResidualMax(res, cd_lcpPairResidual(wi * a, D[2 * l] * u[1] + D[2 * l + 1] * u[2] + beta));
+    sum += a;
+  }
+  res = cd_lcpResidualMax(res, cd_lcpPairResidual(beta, wi * (mu * z[i] - sum)));
+  /* 0 * (a sum of the inputs) is NaN exactly when one of them is infinite or NaN */
+  double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
+  return finite == 0.0 ? res : NAN;
+}
 
 #endif

@@ -451,21 +451,25 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
   r->n = n;
 }
 
-/* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it) and u
- * (3 ncon) = G lam + g left in u: the same arithmetic, so the same value bit for bit. It
- * settles the idle contacts (see IDLE_MARGIN): a contact without impulse (lambda_n and
- * every alpha zero) whose u_n exceeds margin is idle, and its beta is set to the slip speed
- * of its u_T, the separated candidate of its block solve (candSeparated: with no impulse of
- * its own, c_i = u_i); every other contact is not. Before the residual: it settles the idle
- * contacts first (each changes only its own beta, so its own part of the residual). *changed:
- * 1 when a contact became idle or stopped being idle (the sweeps' rows change), else 0. */
+/* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), winv
+ * (ncon) = 1 / meff_i and vs the velocity scale, and u (3 ncon) = G lam + g left in u: the
+ * same arithmetic (cd_lcpContactResidualOf, cd_lcpResidualMax in the contacts' order), so
+ * the same value bit for bit. It settles the idle contacts (see IDLE_MARGIN): a contact
+ * without impulse (lambda_n and every alpha zero) whose u_n exceeds margin is idle, and its
+ * beta is set to the slip speed of its u_T, the separated candidate of its block solve
+ * (candSeparated: with no impulse of its own, c_i = u_i); every other contact is not. One
+ * pass over the contacts: each one's u, then its settling (which changes only its own beta,
+ * so its own part of the residual), then its part. *changed: 1 when a contact became idle or
+ * stopped being idle (the sweeps' rows change), else 0. */
 static double sweepCheck(const cdContactProblem *p, int m, const double *D, double *z, const double *lam, double *u,
-                         unsigned char *idle, double margin, int *changed) {
-  int nc = p->ncon;
+                         unsigned char *idle, const double *winv, double vs, double margin, int *changed) {
+  int nc = p->ncon, moved = 0;
   const cdBlockMatrix *G = &p->G;
-  /* u = G lam + g as cd_blockMatrixMul and cd_lcpResidual sum it, leaving out the blocks of
-   * idle contacts: their lambda is zero (they were not swept), so the sums are the same */
+  double res = 0.0;
   for (int i = 0; i < nc; i++) {
+    /* u_i = (G lam + g)_i as cd_blockMatrixMul and cd_lcpResidual sum it, leaving out the
+     * blocks of idle contacts: their lambda is zero (they were not swept), so the sums are
+     * the same */
     double s0 = 0, s1 = 0, s2 = 0;
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
       int j = G->col[t];
@@ -475,21 +479,19 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
       s1 += B[3] * lj[0] + B[4] * lj[1] + B[5] * lj[2];
       s2 += B[6] * lj[0] + B[7] * lj[1] + B[8] * lj[2];
     }
-    u[3 * i] = s0 + p->g[3 * i];
-    u[3 * i + 1] = s1 + p->g[3 * i + 1];
-    u[3 * i + 2] = s2 + p->g[3 * i + 2];
-  }
-  int moved = 0;
-  for (int i = 0; i < nc; i++) {
-    const double *ui = &u[3 * i];
+    double *ui = &u[3 * i];
+    ui[0] = s0 + p->g[3 * i];
+    ui[1] = s1 + p->g[3 * i + 1];
+    ui[2] = s2 + p->g[3 * i + 2];
     int sep = z[i] == 0.0 && ui[0] > margin;
     for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
     moved |= idle[i] != sep;
     idle[i] = (unsigned char)sep;
     if (sep) z[nc + nc * m + i] = slipSpeed(m, D, ui[1], ui[2]);
+    res = cd_lcpResidualMax(res, cd_lcpContactResidualOf(nc, m, D, z, ui, i, winv[i], p->mu[i]));
   }
   *changed = moved;
-  return cd_lcpResidualOfVelocity(p, m, D, z, u);
+  return res / vs;
 }
 
 /* the true residual (sweepCheck) costs one product with G, about a third of a full sweep and
@@ -616,7 +618,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (stats) *stats = st;
     return CD_OK;
   }
-  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) current lambda */
+  double *lam = cd_malloc(4 * (size_t)nc * sizeof *lam); /* (ncon x 3) current lambda, then winv */
   double *work = cd_malloc(6 * (size_t)nc * sizeof *work);
   double *best = cd_malloc((size_t)n * sizeof *best);
   double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
@@ -651,11 +653,13 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   /* the stopping threshold on the relative residual of cd_lcpResidual */
   double thresh = tol, vs = cd_contactProblemVelocityScale(p), margin = IDLE_MARGIN * vs;
   double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at the last check (or stall test) */
+  double *winv = lam + 3 * (size_t)nc; /* (ncon) 1 / meff_i, the residual's units (sweepCheck) */
+  for (int i = 0; i < nc; i++) winv[i] = 1.0 / cd_contactProblemMeff(p, i);
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, z, lam, u, idle, margin, &stale);
+  double res = sweepCheck(p, m, D, z, lam, u, idle, winv, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -715,7 +719,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, z, lam, u, idle, margin, &changed);
+    res = sweepCheck(p, m, D, z, lam, u, idle, winv, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;

@@ -268,6 +268,27 @@ CD_TEST(lcpBlockwiseEvaluationMatchesTheDenseMatrix) {
   cd_contactProblemFree(&p);
 }
 
+CD_TEST(lcpResidualIsNaNWhenAnyContactIsNaN) {
+  /* a NaN in one contact's z (a diverged block solve) makes the residual NaN wherever that
+   * contact sits, so that no solver takes a NaN iterate as converged: the largest of the
+   * contacts' parts lost a NaN when a later contact's part was a number */
+  g_rng = 12;
+  cdContactProblem p;
+  CHECK(randomProblem(&p, 12, 5, 0.2, 0.8, NULL, NULL) == 0);
+  int m = 4, n = cd_lcpSize(p.ncon, m);
+  double D[8], z[72], work[72];
+  cd_lcpDirections(m, D);
+  for (int i = 0; i < p.ncon; i++) {
+    for (int t = 0; t < n; t++) z[t] = rnd() < 0.3 ? 0.0 : rndIn(0.0, 1.0);
+    CHECK(isfinite(cd_lcpResidual(&p, m, D, z, work)));
+    int v = i % 3 == 0 ? i : i % 3 == 1 ? p.ncon + m * i + 1 : p.ncon + p.ncon * m + i; /* lambda_N, an alpha, beta */
+    z[v] = NAN;
+    double r = cd_lcpResidual(&p, m, D, z, work);
+    CHECK_MSG(isnan(r), "NaN in z[%d] (contact %d): residual %g", v, i, r);
+  }
+  cd_contactProblemFree(&p);
+}
+
 /* ---- one point contact ---- */
 
 CD_TEST(lcpSlidingPointMassStaysOnTheGroundWithTheCoulombImpulse) {
