@@ -467,14 +467,13 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
   const cdBlockMatrix *G = &p->G;
   double res = 0.0;
   for (int i = 0; i < nc; i++) {
-    /* u_i = (G lam + g)_i as cd_blockMatrixMul and cd_lcpResidual sum it, leaving out the
-     * blocks of idle contacts: their lambda is zero (they were not swept), so the sums are
-     * the same */
+    /* u_i = (G lam + g)_i as cd_blockMatrixMul and cd_lcpResidual sum it, over every block:
+     * an idle contact's lambda is zero (it was not swept), and adding its products (zeros)
+     * changes no sum, while a test for it was a branch the CPU mispredicted (leaving those
+     * blocks out: S2 10, 150 steps, 24 % more of sweepCheck's perf samples) */
     double s0 = 0, s1 = 0, s2 = 0;
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
-      int j = G->col[t];
-      if (idle[j]) continue;
-      const double *B = &G->val[9 * (size_t)t], *lj = &lam[3 * (size_t)j];
+      const double *B = &G->val[9 * (size_t)t], *lj = &lam[3 * (size_t)G->col[t]];
       s0 += B[0] * lj[0] + B[1] * lj[1] + B[2] * lj[2];
       s1 += B[3] * lj[0] + B[4] * lj[1] + B[5] * lj[2];
       s2 += B[6] * lj[0] + B[7] * lj[1] + B[8] * lj[2];
