@@ -107,17 +107,24 @@ static inline double cd_lcpResidualMax(double a, double b) { return a != a || b 
  * checks, which keep wi per contact instead of dividing per check): contact i of ncon with
  * mu = mu_i and wi = 1 / meff_i, z in the layout above and its u (3) = (G lambda(z) + g)_i.
  * NaN when any of the contact's z or u is not finite: the pairs' fmin would hide a NaN on
- * one side (a NaN beta is in no pair's min), and no solver may take such a z as converged. */
+ * one side (a NaN beta is in no pair's min), and no solver may take such a z as converged.
+ * With that settled at the end, the pairs and their largest are plain compares (minsd and
+ * maxsd, no NaN branches: cd_lcpPairResidual's and cd_lcpResidualMax's values wherever the
+ * inputs are finite). */
 static inline double cd_lcpContactResidualOf(int ncon, int m, const double *D, const double *z, const double *u, int i,
                                              double wi, double mu) {
-  double beta = z[ncon + ncon * m + i], sum = 0.0;
-  double res = cd_lcpPairResidual(wi * z[i], u[0]);
+  double beta = z[ncon + ncon * m + i], sum = 0.0, v = wi * z[i], w = u[0];
+  double res = fabs(v < w ? v : w);
   for (int l = 0; l < m; l++) {
     double a = z[ncon + m * i + l];
-    res = cd_lcpResidualMax(res, cd_lcpPairResidual(wi * a, D[2 * l] * u[1] + D[2 * l + 1] * u[2] + beta));
+    v = wi * a, w = D[2 * l] * u[1] + D[2 * l + 1] * u[2] + beta;
+    v = fabs(v < w ? v : w);
+    res = v > res ? v : res;
     sum += a;
   }
-  res = cd_lcpResidualMax(res, cd_lcpPairResidual(beta, wi * (mu * z[i] - sum)));
+  w = wi * (mu * z[i] - sum);
+  v = fabs(beta < w ? beta : w);
+  res = v > res ? v : res;
   /* 0 * (a sum of the inputs) is NaN exactly when one of them is infinite or NaN */
   double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
   return finite == 0.0 ? res : NAN;

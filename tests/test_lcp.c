@@ -519,6 +519,50 @@ CD_TEST(lcpBgsSweepsAnIdleContactAgainWhenItsNeighbourClosesIt) {
   cd_contactProblemFree(&p);
 }
 
+CD_TEST(lcpBgsCheckIsTheTrueResidualWithIdleContacts) {
+  /* bgs's residual check (lcp_bgs.c sweepCheck: u, the idle contacts' settling and the
+   * residual in one pass, 1 / meff kept per contact, idle neighbours' zero impulses in the
+   * sums) is cd_lcpResidual of the iterate bit for bit: random problems where about a quarter
+   * of the contacts open (g_n > 0.1 vscale, idle from the first check on), from zero and from
+   * a random warm start (contacts that carry impulses at first and open in the sweeps), with
+   * meff read off G and given apart (p->meff), after 1 to 9 sweeps (the checks only: no
+   * subspace step, stall test or active-set try before 10) */
+  int idle_seen = 0;
+  for (int trial = 0; trial < 8; trial++) {
+    g_rng = 4242 + (uint64_t)trial;
+    cdContactProblem p;
+    int nc = 30, m = trial % 2 ? 6 : 4, n = cd_lcpSize(nc, m);
+    CHECK(randomProblem(&p, nc, 12, 0.1, 0.8, NULL, NULL) == 0);
+    if (trial >= 4) {
+      p.meff = cd_malloc((size_t)nc * sizeof *p.meff);
+      CHECK(p.meff != NULL);
+      if (!p.meff) return;
+      for (int i = 0; i < nc; i++) p.meff[i] = rndIn(0.1, 10.0);
+    }
+    double D[12], *z0 = calloc((size_t)n, sizeof *z0), *z = malloc((size_t)n * sizeof *z);
+    double *work = malloc(6 * (size_t)nc * sizeof *work);
+    CHECK(z0 && z && work);
+    if (!z0 || !z || !work) return;
+    cd_lcpDirections(m, D);
+    if (trial % 4 >= 2)
+      for (int t = 0; t < n; t++) z0[t] = rnd() < 0.4 ? 0.0 : rndIn(0.0, 0.5);
+    for (int k = 1; k <= 9; k++) {
+      memcpy(z, z0, (size_t)n * sizeof *z);
+      cdBgsOptions bo = {.tolerance = 1e-14, .max_sweeps = k};
+      cdBgsStats bs;
+      CHECK(cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
+      double r = cd_lcpResidual(&p, m, D, z, work);
+      CHECK_MSG(bs.residual == r && isfinite(r), "trial %d, %d sweeps: check %.17g, cd_lcpResidual %.17g", trial, k,
+                bs.residual, r);
+      idle_seen += bs.blocks < (long)bs.sweeps * nc;
+    }
+    free(z0), free(z), free(work);
+    cd_contactProblemFree(&p);
+  }
+  CHECK_MSG(idle_seen > 0, "no solve left a contact out of its sweeps");
+  printf("    %d of 72 solves left idle contacts out of their sweeps\n", idle_seen);
+}
+
 CD_TEST(lcpBgsChecksTheResidualEveryTenSweepsFarFromTheTolerances) {
   /* a frictionless chain of 40 contacts (G_nn tridiagonal 2, -1: a stack's normal rows) from
    * zero: Gauss-Seidel carries the load down by a fraction a sweep, so after 18 sweeps (short
