@@ -452,16 +452,16 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
 }
 
 /* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), winv
- * (ncon) = 1 / meff_i and vs the velocity scale, and u (3 ncon) = G lam + g left in u: the
- * same arithmetic (cd_lcpContactResidualOf, cd_lcpResidualMax in the contacts' order), so
- * the same value bit for bit. It settles the idle contacts (see IDLE_MARGIN): a contact
+ * (ncon) = 1 / meff_i and vs the velocity scale: the same arithmetic (each contact's u =
+ * (G lam + g)_i, cd_lcpContactResidualOf, cd_lcpResidualMax in the contacts' order), so the
+ * same value bit for bit. It settles the idle contacts (see IDLE_MARGIN): a contact
  * without impulse (lambda_n and every alpha zero) whose u_n exceeds margin is idle, and its
  * beta is set to the slip speed of its u_T, the separated candidate of its block solve
  * (candSeparated: with no impulse of its own, c_i = u_i); every other contact is not. One
  * pass over the contacts: each one's u, then its settling (which changes only its own beta,
  * so its own part of the residual), then its part. *changed: 1 when a contact became idle or
  * stopped being idle (the sweeps' rows change), else 0. */
-static double sweepCheck(const cdContactProblem *p, int m, const double *D, double *z, const double *lam, double *u,
+static double sweepCheck(const cdContactProblem *p, int m, const double *D, double *z, const double *lam,
                          unsigned char *idle, const double *winv, double vs, double margin, int *changed) {
   int nc = p->ncon, moved = 0;
   const cdBlockMatrix *G = &p->G;
@@ -478,10 +478,7 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
       s1 += B[3] * lj[0] + B[4] * lj[1] + B[5] * lj[2];
       s2 += B[6] * lj[0] + B[7] * lj[1] + B[8] * lj[2];
     }
-    double *ui = &u[3 * i];
-    ui[0] = s0 + p->g[3 * i];
-    ui[1] = s1 + p->g[3 * i + 1];
-    ui[2] = s2 + p->g[3 * i + 2];
+    double ui[3] = {s0 + p->g[3 * i], s1 + p->g[3 * i + 1], s2 + p->g[3 * i + 2]};
     int sep = z[i] == 0.0 && ui[0] > margin;
     for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
     moved |= idle[i] != sep;
@@ -656,14 +653,14 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
 
   /* the stopping threshold on the relative residual of cd_lcpResidual */
   double thresh = tol, vs = cd_contactProblemVelocityScale(p), margin = IDLE_MARGIN * vs;
-  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at the last check (or stall test) */
+  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at a stall test */
   double *winv = lam + 3 * (size_t)nc; /* (ncon) 1 / meff_i, the residual's units (sweepCheck) */
   for (int i = 0; i < nc; i++) winv[i] = 1.0 / cd_contactProblemMeff(p, i);
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, z, lam, u, idle, winv, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, z, lam, idle, winv, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -723,7 +720,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, z, lam, u, idle, winv, vs, margin, &changed);
+    res = sweepCheck(p, m, D, z, lam, idle, winv, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
