@@ -1349,6 +1349,27 @@ static int violatorCompare(const void *x, const void *y) {
   return (a->i > b->i) - (a->i < b->i);
 }
 
+/* keeps of the nv violators in s->rank (largest first) those that violate most among the
+ * contacts they share a moving body with (G's block pattern, when G is built; ties: the lower
+ * index), in the same order, and returns how many. A wrong mode moves its neighbours' impulses
+ * in the active set's solution, so they violate theirs too; their changes wait until the
+ * largest one's has been solved (see the opening comment: the pile's landing) */
+static int neighbourhoodLeaders(const cdLcpNewton *s, const cdContactProblem *p, int nv) {
+  if (p->delassus_pending) return nv;
+  const cdBlockMatrix *G = &p->G;
+  int kept = 0;
+  for (int h = 0; h < nv; h++) {
+    int i = s->rank[h].i, leads = 1;
+    double v = s->viol[i];
+    for (int t = G->rowptr[i]; t < G->rowptr[i + 1] && leads; t++) {
+      int j = G->col[t];
+      leads = j == i || s->viol[j] < v || (s->viol[j] == v && j > i);
+    }
+    if (leads) s->rank[kept++] = s->rank[h];
+  }
+  return kept;
+}
+
 /* r = rhs - K q; returns its largest entry in velocity units (each row / sqrt(meff)) */
 static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   productK(s, p, s->q, s->r);
@@ -1588,6 +1609,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
       for (int i = 0; i < nc; i++)
         if (s->viol[i] > floor) s->rank[nv].v = s->viol[i], s->rank[nv++].i = i;
       qsort(s->rank, (size_t)nv, sizeof *s->rank, violatorCompare);
+      nv = neighbourhoodLeaders(s, p, nv);
       for (int h = 0; h < nv; h++) s->cand[h] = s->rank[h].i;
       kchg = nv;
     } else {
