@@ -122,7 +122,20 @@
  * the calls since cd_lcpNewtonForget (the tries of one step from the sweeps' nearby
  * iterates land on the same sets: S2 10, step 82 solved the same eight sets in four tries;
  * without this memory, another step alternated between two iterates whose tries solved the
- * same twelve sets every ten sweeps). With local_modes (the tries inside bgs, lcp_bgs.c),
+ * same twelve sets every ten sweeps). The violators that change are the neighbourhoods'
+ * largest: one that shares a moving body with a larger violator (G's block pattern, when G is
+ * built) keeps its mode until the next active set (neighbourhoodLeaders). A wrong mode moves
+ * its neighbours' impulses in the active set's solution, so they violate theirs too, and
+ * their changes are then wrong: on the 1000-sphere pile's landing (S2 10, step 82) a ground
+ * contact pressed in the sweeps where it separates in the answer (its sphere wedged between
+ * two neighbours, unloaded by the sweeps at ~2e-4 N s a sweep); the try's first active set
+ * needed lambda_n = -0.28 there, its neighbours' three contacts violated theirs (0.14, 0.13,
+ * 0.09 against 0.45), and changing all four sent those three sliding: four active sets went
+ * 0.45 -> 2.5e-2 and the tries failed for 970 sweeps (997 iterations); with the rule the try
+ * at 60 sweeps solves it (67 iterations). S2 10, 400 steps: iterations 36,473 -> 34,205, in
+ * steps 51-100 (the landing) 11,501 -> 8,653, the slowest step 997 -> 817, user CPU 15.7 ->
+ * 14.7 s (medians of three alternating runs), every step converged; S3 20 and S4 10 bit for
+ * bit the same. With local_modes (the tries inside bgs, lcp_bgs.c),
  * a violator first takes the mode of its own block LCP, the others' impulses fixed
  * (localMode: cd_bgsBlockSolve, one Gauss-Seidel step), and the rule above only where that is
  * its present mode: near the sweeps' iterate the rule's choice (the largest violation's)
