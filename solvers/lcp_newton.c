@@ -133,8 +133,8 @@
  * 0.09 against 0.45), and changing all four sent those three sliding: four active sets went
  * 0.45 -> 2.5e-2 and the tries failed for 970 sweeps (997 iterations); with the rule the try
  * at 60 sweeps solves it (67 iterations). S2 10, 400 steps: iterations 36,473 -> 34,205, in
- * steps 51-100 (the landing) 11,501 -> 8,653, the slowest step 997 -> 817, user CPU 15.7 ->
- * 14.7 s (medians of three alternating runs), every step converged; S3 20 and S4 10 bit for
+ * steps 51-100 (the landing) 11,501 -> 8,653, the slowest step 997 -> 817, user CPU 16.5 ->
+ * 14.8 s (medians of five alternating pairs), every step converged; S3 20 and S4 10 bit for
  * bit the same. With local_modes (the tries inside bgs, lcp_bgs.c),
  * a violator first takes the mode of its own block LCP, the others' impulses fixed
  * (localMode: cd_bgsBlockSolve, one Gauss-Seidel step), and the rule above only where that is
