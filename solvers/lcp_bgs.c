@@ -502,16 +502,18 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
  * contacts, IDLE_MARGIN). Only the true residual stops the sweeps. On the 1000-sphere pile
  * (S2 10, 150 steps) the step is 0.24 .. 1.4 times the residual after the same sweep at 90 %
  * of the checks (0.09 .. 8.2 at all), and the residual creeps down by about 1 % a sweep pair
- * at 1 to 10 times NEWTON_RES for hundreds of sweeps: with STEP_GATE 10, or the last residual
+ * at 1 to 10 times NEWTON_RES for hundreds of sweeps: with the step or the last residual
  * within 10 as well, the checks came every second sweep there (4,747 checks, 2,803 of them at
- * no threshold and no due step); with the step alone within 3, 3,354, and every try starts at
- * the same sweep from the same iterate (400 steps: the same answers bit for bit); within 2,
- * 3,033, but 3 of the 38 crossings of NEWTON_RES were seen a check later. Without the tries
+ * no threshold and no due step). With the step alone within 6, every try starts at the same
+ * sweep from the same iterate (400 steps: the same answers bit for bit, 14,908 -> 13,858
+ * products); within 3 (3,354 checks against 4,747 in 150 steps) a crossing of NEWTON_RES is
+ * seen a check later at step 91 and the answers part (every step converged); within 2,
+ * 3 of 38 crossings in 150 steps are seen late. Without the tries
  * (--solver bgs) it stays every CHECK_EVERY sweeps: there the sweeps' answer is the step's,
  * and one stopped at the first sweep that meets the tolerance (an odd one) leaves the next
  * step's warm start at the tolerance (the 10-cube stack, 100 steps: 602 -> 609 sweeps at
  * 1 kg, 594 -> 723 at 1000 kg); the tries take the answer well inside it. */
-#define STEP_GATE 3.0
+#define STEP_GATE 6.0
 #define CHECK_EVERY 2
 #define CHECK_MAX 10
 /* subspace steps (lcp_subspace.h): one every SUBSPACE_EVERY sweeps (a multiple of
