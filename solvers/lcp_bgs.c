@@ -18,13 +18,17 @@
  * lambda_j = (lambda_n, D alpha)_j, so
  *     q_i = [c_n; D^T c_T; 0],   c = g_i + sum_{j != i} G_ij lambda_j,
  * one block row of G: a sweep costs O(nnz(G) + ncon m) = O(contacts). The rows the sweeps
- * read (without the diagonal and idle blocks) are laid out in sweep order after each check.
+ * read (without the diagonal and idle blocks) are laid out in sweep order when a check
+ * changes the idle contacts, each contact with its record (W, g_i, 1 / meff_i, mu_i, and W's
+ * adjugate and determinant for the sticking candidate), made once a solve.
  * Block solve (cd_bgsBlockSolve): with W = G_ii and u = W lambda + c, every solution is one
  * of the active sets of the contact, each a closed form: separated (lambda = 0, u = c,
  * c_n >= 0), sticking (u = 0: lambda = -W^-1 c, lambda_T inside the polygon mu lambda_n,
  * beta = 0), sliding along one direction d_k (lambda = lambda_n (1, mu d_k), u_n = 0,
  * beta = -d_k . u_T the largest of -D^T u_T) or along two adjacent ones (u_T opposite their
- * bisector: a 2x2 solve). The active set the contact's current z shows is tried first (near
+ * bisector: a 2x2 solve). A contact without normal impulse whose c_n >= 0 takes the
+ * separated candidate before anything else is computed (a third of the pile's block
+ * solves). Else the active set the contact's current z shows is tried first (near
  * convergence a sweep finds nearly every contact where it was: one candidate a block; on the
  * 1000-sphere pile the block solve took 37 % of the run when every block began with the
  * separated and sticking candidates), then separated, sticking and the slides (the
@@ -32,7 +36,10 @@
  * roundoff level is taken (separated with c_n >= 0 without computing it: it is zero);
  * when none is (a singular W, ties between active sets), Lemke's method (lcp_lemke.c; A_ii
  * is copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997) solves the
- * block on a preallocated workspace. No allocation per block.
+ * block on a preallocated workspace. No allocation per block. For m = 4 (the default) the
+ * block solve and a sweep's block are instances of their own into which everything they call
+ * is written (flatten: no call, no memset per candidate, the loops over the directions
+ * unrolled), the same operations in the same order as for any m.
  * Sweeps find active sets fast but carry the load through a pile or a stack by a percent a
  * sweep; a linear solve on the active set carries it at once. Two ways, one per caller:
  * Active-set tries (when the caller gives the workspace of lcp_newton.c: the default and
@@ -91,9 +98,12 @@ size_t cd_bgsBlockWorkSize(int m) {
   return (k * k + 4 * k) * sizeof(double) + cd_lemkeWorkSize(m + 2);
 }
 
-/* fmax written out (the same value, NaN included: the other argument): fmax is a libm call at
- * -O2, and a block solve takes 10 to 20 of them (3 % of a 1000-sphere pile's run) */
-static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
+/* the larger of a and b, a when b is NaN: fmax where a is a number (every use here: running
+ * maxima that start at one, and maxd(0, x)), up to the sign of a zero result. fmax is a libm
+ * call at -O2, and a block solve takes 10 to 20 of them (3 % of a 1000-sphere pile's run);
+ * this is one maxsd on x86-64 (the test that also gave b's NaN to an a that was NaN cost four
+ * instructions more: 2 % of the pile's instructions) */
+static inline double maxd(double a, double b) { return b > a ? b : a; }
 
 /* ||min(S z, R w)||_inf of the block's z = (ln, alpha (m), beta) with u = W lambda + c, in
  * the residual's units (lcp.h): the impulses and the bound row times wi = 1 / meff */
@@ -478,8 +488,8 @@ typedef struct {
  * solve from the contact's z (zb: m + 2, bw: the block solve's workspace), z and lambda_i
  * written back; returns the block's step (the change of its z in the residual's units, the
  * estimate of STEP_GATE) */
-static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const double *D, int nc, double vs, double *z,
-                                   double *lam, double *zb, void *bw) {
+static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const double *D, int nc, double vs,
+                                   double *z, double *lam, double *zb, void *bw) {
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   /* c = g_i + sum_{j != i} G_ij lambda_j (idle contacts' lambda_j are zero) */
@@ -526,8 +536,8 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
 #if defined(__GNUC__)
 __attribute__((flatten))
 #endif
-static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs, double *z, double *lam,
-                          double *zb, void *bw) {
+static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs, double *z,
+                          double *lam, double *zb, void *bw) {
   return sweepBlockAny(rows, pos, 4, D, nc, vs, z, lam, zb, bw);
 }
 
