@@ -122,7 +122,20 @@
  * the calls since cd_lcpNewtonForget (the tries of one step from the sweeps' nearby
  * iterates land on the same sets: S2 10, step 82 solved the same eight sets in four tries;
  * without this memory, another step alternated between two iterates whose tries solved the
- * same twelve sets every ten sweeps). With local_modes (the tries inside bgs, lcp_bgs.c),
+ * same twelve sets every ten sweeps). The violators that change are the neighbourhoods'
+ * largest: one that shares a moving body with a larger violator (G's block pattern, when G is
+ * built) keeps its mode until the next active set (neighbourhoodLeaders). A wrong mode moves
+ * its neighbours' impulses in the active set's solution, so they violate theirs too, and
+ * their changes are then wrong: on the 1000-sphere pile's landing (S2 10, step 82) a ground
+ * contact pressed in the sweeps where it separates in the answer (its sphere wedged between
+ * two neighbours, unloaded by the sweeps at ~2e-4 N s a sweep); the try's first active set
+ * needed lambda_n = -0.28 there, its neighbours' three contacts violated theirs (0.14, 0.13,
+ * 0.09 against 0.45), and changing all four sent those three sliding: four active sets went
+ * 0.45 -> 2.5e-2 and the tries failed for 970 sweeps (997 iterations); with the rule the try
+ * at 60 sweeps solves it (67 iterations). S2 10, 400 steps: iterations 36,473 -> 34,205, in
+ * steps 51-100 (the landing) 11,501 -> 8,653, the slowest step 997 -> 817, user CPU 16.5 ->
+ * 14.8 s (medians of five alternating pairs), every step converged; S3 20 and S4 10 bit for
+ * bit the same. With local_modes (the tries inside bgs, lcp_bgs.c),
  * a violator first takes the mode of its own block LCP, the others' impulses fixed
  * (localMode: cd_bgsBlockSolve, one Gauss-Seidel step), and the rule above only where that is
  * its present mode: near the sweeps' iterate the rule's choice (the largest violation's)
@@ -1349,6 +1362,27 @@ static int violatorCompare(const void *x, const void *y) {
   return (a->i > b->i) - (a->i < b->i);
 }
 
+/* keeps of the nv violators in s->rank (largest first) those that violate most among the
+ * contacts they share a moving body with (G's block pattern, when G is built; ties: the lower
+ * index), in the same order, and returns how many. A wrong mode moves its neighbours' impulses
+ * in the active set's solution, so they violate theirs too; their changes wait until the
+ * largest one's has been solved (see the opening comment: the pile's landing) */
+static int neighbourhoodLeaders(const cdLcpNewton *s, const cdContactProblem *p, int nv) {
+  if (p->delassus_pending) return nv;
+  const cdBlockMatrix *G = &p->G;
+  int kept = 0;
+  for (int h = 0; h < nv; h++) {
+    int i = s->rank[h].i, leads = 1;
+    double v = s->viol[i];
+    for (int t = G->rowptr[i]; t < G->rowptr[i + 1] && leads; t++) {
+      int j = G->col[t];
+      leads = j == i || s->viol[j] < v || (s->viol[j] == v && j > i);
+    }
+    if (leads) s->rank[kept++] = s->rank[h];
+  }
+  return kept;
+}
+
 /* r = rhs - K q; returns its largest entry in velocity units (each row / sqrt(meff)) */
 static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   productK(s, p, s->q, s->r);
@@ -1588,6 +1622,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
       for (int i = 0; i < nc; i++)
         if (s->viol[i] > floor) s->rank[nv].v = s->viol[i], s->rank[nv++].i = i;
       qsort(s->rank, (size_t)nv, sizeof *s->rank, violatorCompare);
+      nv = neighbourhoodLeaders(s, p, nv);
       for (int h = 0; h < nv; h++) s->cand[h] = s->rank[h].i;
       kchg = nv;
     } else {

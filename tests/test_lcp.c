@@ -705,6 +705,51 @@ CD_TEST(lcpNewtonFromTheSweepsIterateReportsOnlyAnswersWithinTheTolerance) {
   CHECK(solved >= 1);
 }
 
+CD_TEST(lcpNewtonChangesTheLargestViolatorOfEachNeighbourhoodFirst) {
+  /* a contact in a wrong mode moves its neighbours' impulses in the active set's solution, so
+   * they violate their modes too; their changes then wait for its own (lcp_newton.c,
+   * neighbourhoodLeaders: on the 1000-sphere pile's landing, S2 10 step 82, a ground contact
+   * pressing where it should separate made the three contacts of its neighbours violate
+   * theirs, and changing all four sent the try's four active sets from 0.45 to 2.5e-2; its
+   * change alone solved the step). From ten sweeps' iterate of random problems (40 contacts,
+   * 16 bodies), within the four active sets of a try inside bgs (CD_BGS_TRY_SETS), the method
+   * solves at least 8 of the 40 (measured: 10; changing every violator: 5), each answer it
+   * reports converged within the tolerance, and in no more active sets in all (67 against 71) */
+  const int m = 4, nc = 40, trials = 40;
+  int solved = 0, sets = 0;
+  g_rng = 9090;
+  for (int trial = 0; trial < trials; trial++) {
+    cdContactProblem p;
+    CHECK(randomProblem(&p, nc, 16, 0.3, 0.8, NULL, NULL) == 0);
+    int n = cd_lcpSize(nc, m);
+    double D[8], *z = calloc((size_t)n, sizeof *z), *work = calloc(6 * (size_t)nc, sizeof *work);
+    cd_lcpDirections(m, D);
+    cdBgsOptions bo = {.max_sweeps = 10};
+    cdBgsStats bs;
+    CHECK(z && work && cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
+    cdLcpNewton *nw = cd_lcpNewtonMake();
+    cdLcpNewtonStats ns = {0};
+    if (nw && z && work && !bs.converged) {
+      cdLcpNewtonOptions no = {.tolerance = 1e-10, .max_iterations = CD_BGS_TRY_SETS, .local_modes = 1};
+      CHECK(cd_lcpNewtonSolve(nw, &p, m, D, z, &no, &ns) == CD_OK);
+      CHECK(ns.iterations <= CD_BGS_TRY_SETS);
+      sets += ns.iterations;
+      if (ns.converged) {
+        solved++;
+        double r = cd_lcpResidual(&p, m, D, z, work);
+        CHECK_MSG(r <= 1e-10, "trial %d: reported converged at %.3g", trial, r);
+      }
+    }
+    cd_lcpNewtonFree(nw);
+    free(z), free(work);
+    cd_contactProblemFree(&p);
+  }
+  printf("    from 10 sweeps, %d problems of %d contacts: %d solved within %d active sets (%d sets in all)\n",
+         trials, nc, solved, CD_BGS_TRY_SETS, sets);
+  CHECK_MSG(solved >= 8, "%d solved", solved);
+  CHECK_MSG(sets <= 71, "%d active sets", sets);
+}
+
 CD_TEST(lcpNewtonRemembersTheActiveSetsOfEarlierCallsUntilForget) {
   /* remember (the tries of one step inside bgs, lcp_bgs.c): an active set that a call since
    * the last cd_lcpNewtonForget solved counts as solved, so a call from the same start solves

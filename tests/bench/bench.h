@@ -11,6 +11,8 @@ void cd_benchRegister(const char *name, cdBenchFn fn);
 double cd_benchNow(void);                   /* monotonic seconds */
 double cd_benchMedian(double *x, int n);    /* sorts x */
 FILE *cd_benchOpen(const char *outdir, const char *file); /* outdir/file for writing, echoed to stdout */
+/* the number after "key": in a JSON line such as cdsim --summary prints, or NAN */
+double cd_benchJsonNumber(const char *line, const char *key);
 /* the peer bench (../shared/peer-bench, or $CDSIM_PEER_BENCH) when its program tool is there and
  * python3 runs (its scripts need it); NULL otherwise: the caller says it skipped */
 const char *cd_benchPeerBench(const char *tool);

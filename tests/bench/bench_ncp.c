@@ -22,6 +22,8 @@
  * dependency: it is compiled in when its headers are installed (the Makefile tests for
  * /usr/include/siconos/numerics/fc3d_Solvers.h); without it the benchmark says so and writes
  * nothing. To install it: apt-get install libsiconos-numerics-dev, then make bench.
+ * ncpBundledScenes: every ncp solver over whole runs of the bundled scenes: ncp-scenes.csv and
+ * ncp-scenes.txt (README's table of the ncp solvers on the bundled scenes).
  * Benchmarks assert nothing.
  */
 #include <math.h>
@@ -120,6 +122,75 @@ CD_BENCH(ncpPeer) {
             secs[s], missed[s]);
     printf("  %-13s %2d of %d problems to %.0e in %.2f s\n", g_solvers[s], solved[s], tried, CD_NCP_TOL, secs[s]);
     cd_backendNcp.free(state[s]);
+  }
+  fclose(csv);
+  fclose(txt);
+}
+
+/* ncpBundledScenes: every ncp solver over whole runs of the bundled scenes (the 1000-sphere pile's
+ * first 100 steps, with the three solvers that finish it in minutes), each a run of the program
+ * with --summary: steps not converged to 1e-8, the worst step's residual, the solve time of the
+ * run. One run a cell, in one batch: the times are of one machine state. */
+CD_BENCH(ncpBundledScenes) {
+  const char *bin = getenv("CDSIM_BIN"), *root = getenv("CDSIM_ROOT");
+  if (!bin || !root) {
+    printf("  skipped: CDSIM_BIN and CDSIM_ROOT are needed (make bench sets them)\n");
+    return;
+  }
+  static const struct {
+    const char *scene, *steps;
+    int solvers; /* the first this many of g_solvers */
+  } runs[] = {{"sliding-cube", "150", NSOLVER}, {"cube-stack", "300", NSOLVER}, {"cube-pyramid", "300", NSOLVER},
+              {"sphere-pile", "200", NSOLVER}, {"pile-1000", "100", 3}};
+  FILE *csv = cd_benchOpen(outdir, "ncp-scenes.csv"), *txt = cd_benchOpen(outdir, "ncp-scenes.txt");
+  if (!csv || !txt) {
+    if (csv) fclose(csv);
+    if (txt) fclose(txt);
+    return;
+  }
+  fprintf(csv, "scene,steps,solver,contacts_mean,nonconverged_steps,residual_max,solve_seconds\n");
+  fprintf(txt, "steps not converged to 1e-8 (the worst residual when any), solve time of the run\n\n| scene (steps, contacts) |");
+  for (int s = 0; s < NSOLVER; s++) fprintf(txt, " %s |", g_solvers[s]);
+  fprintf(txt, "\n| --- |");
+  for (int s = 0; s < NSOLVER; s++) fprintf(txt, " --- |");
+  fprintf(txt, "\n");
+  for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+    char cells[NSOLVER][64];
+    double contacts = 0.0;
+    for (int s = 0; s < NSOLVER; s++) {
+      snprintf(cells[s], sizeof cells[s], "—");
+      if (s >= runs[r].solvers) continue;
+      char cmd[12288], line[8192];
+      snprintf(cmd, sizeof cmd,
+               "'%s' '%s/scenes/%s.json' --model ncp --solver %s --steps %s --out '%s/ncp-scene.h5' --no-xdmf --quiet "
+               "--summary",
+               bin, root, runs[r].scene, g_solvers[s], runs[r].steps, outdir);
+      FILE *p = popen(cmd, "r");
+      int got = 0;
+      while (p && fgets(line, sizeof line, p))
+        if (line[0] == '{') {
+          double nonconv = cd_benchJsonNumber(line, "nonconverged_steps"), res = cd_benchJsonNumber(line, "residual_max");
+          double secs = cd_benchJsonNumber(line, "time_solve");
+          contacts = cd_benchJsonNumber(line, "contacts_mean");
+          fprintf(csv, "%s,%s,%s,%.1f,%.0f,%.3e,%.3f\n", runs[r].scene, runs[r].steps, g_solvers[s], contacts, nonconv,
+                  res, secs);
+          if (nonconv > 0)
+            snprintf(cells[s], sizeof cells[s], "**%.0f** (%.0e), %.3g s", nonconv, res, secs);
+          else
+            snprintf(cells[s], sizeof cells[s], "0, %.3g s", secs);
+          printf("  %-13s %-13s %s\n", runs[r].scene, g_solvers[s], cells[s]);
+          got = 1;
+        }
+      if (!p || pclose(p) != 0 || !got) {
+        snprintf(cells[s], sizeof cells[s], "failed");
+        fprintf(csv, "%s,%s,%s,,,,\n", runs[r].scene, runs[r].steps, g_solvers[s]);
+        printf("  %-13s %-13s failed\n", runs[r].scene, g_solvers[s]);
+      }
+      fflush(csv);
+    }
+    fprintf(txt, "| %s (%s, %.0f) |", runs[r].scene, runs[r].steps, contacts);
+    for (int s = 0; s < NSOLVER; s++) fprintf(txt, " %s |", cells[s]);
+    fprintf(txt, "\n");
   }
   fclose(csv);
   fclose(txt);

@@ -24,14 +24,6 @@ static const struct {
 } g_scenes[] = {{"S2", "10"}, {"S3", "20"}, {"S4", "10"}};
 static const char *const g_models[] = {"lcp", "ccp", "penalty"};
 
-/* one value after key in a JSON line ("key": value), or NAN */
-static double jsonNumber(const char *line, const char *key) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\": ", key);
-  const char *p = strstr(line, pat);
-  return p ? atof(p + strlen(pat)) : 0.0 / 0.0;
-}
-
 static void stages(FILE *csv, const char *bin, const char *pb, const char *scene, const char *param, const char *model) {
   char cmd[8192], line[8192];
   snprintf(cmd, sizeof cmd,
@@ -44,11 +36,11 @@ static void stages(FILE *csv, const char *bin, const char *pb, const char *scene
   int got = 0;
   while (fgets(line, sizeof line, p))
     if (line[0] == '{') {
-      double steps = jsonNumber(line, "steps"), wall = jsonNumber(line, "wall_time");
-      double tc = jsonNumber(line, "time_collide"), tb = jsonNumber(line, "time_build");
-      double ts = jsonNumber(line, "time_solve"), tr = jsonNumber(line, "time_record");
-      double med = jsonNumber(line, "step_time_median"), max = jsonNumber(line, "step_time_max");
-      double at = jsonNumber(line, "step_time_max_at");
+      double steps = cd_benchJsonNumber(line, "steps"), wall = cd_benchJsonNumber(line, "wall_time");
+      double tc = cd_benchJsonNumber(line, "time_collide"), tb = cd_benchJsonNumber(line, "time_build");
+      double ts = cd_benchJsonNumber(line, "time_solve"), tr = cd_benchJsonNumber(line, "time_record");
+      double med = cd_benchJsonNumber(line, "step_time_median"), max = cd_benchJsonNumber(line, "step_time_max");
+      double at = cd_benchJsonNumber(line, "step_time_max_at");
       fprintf(csv, "%s %s,%s,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.1f\n", scene, param, model,
               steps, 1e3 * wall / steps, 1e3 * tc / steps, 1e3 * tb / steps, 1e3 * ts / steps, 1e3 * tr / steps,
               1e3 * (wall - tc - tb - ts - tr) / steps, 1e3 * (wall - ts) / steps, 1e3 * med, 1e3 * max, at,

@@ -36,6 +36,14 @@ double cd_benchMedian(double *x, int n) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+/* one value after key in a JSON line ("key": value), or NAN */
+double cd_benchJsonNumber(const char *line, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": ", key);
+  const char *p = strstr(line, pat);
+  return p ? atof(p + strlen(pat)) : 0.0 / 0.0;
+}
+
 FILE *cd_benchOpen(const char *outdir, const char *file) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", outdir, file);
