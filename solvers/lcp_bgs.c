@@ -38,8 +38,8 @@
  * is copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997) solves the
  * block on a preallocated workspace. No allocation per block. For m = 4 (the default) the
  * block solve and a sweep's block are instances of their own into which everything they call
- * is written (flatten: no call, no memset per candidate, the loops over the directions
- * unrolled), the same operations in the same order as for any m.
+ * is written (flatten: no call, no memset per candidate, the loops over the directions of a
+ * fixed count), the same operations in the same order as for any m.
  * Sweeps find active sets fast but carry the load through a pile or a stack by a percent a
  * sweep; a linear solve on the active set carries it at once. Two ways, one per caller:
  * Active-set tries (when the caller gives the workspace of lcp_newton.c: the default and
@@ -219,7 +219,8 @@ static int candEdge(const double *W, double mu, int m, const double *D, const do
 
 /* cd_bgsBlockSolve on the contact's record r (blockRecord), for any m; blockSolve below
  * instantiates it for m = 4 */
-static inline int blockSolveAny(const double *r, int m, const double *D, const double *c, double vref, double *z, void *work) {
+static inline int blockSolveAny(const double *r, int m, const double *D, const double *c, double vref, double *z,
+                                void *work) {
   int k = m + 2;
   const double *W = &r[REC_W];
   double mu = r[REC_MU], wi = r[REC_WI];
@@ -308,13 +309,11 @@ static inline int blockSolveAny(const double *r, int m, const double *D, const d
 }
 
 /* blockSolveAny with m = 4 (the default directions) and everything it calls written into it
- * (flatten): the loops over the directions then unroll, the candidates' zeroing is no memset
- * call and the residual no call at all. The same operations in the same order: the same
- * answers bit for bit. */
-#if defined(__GNUC__)
-__attribute__((flatten))
-#endif
-static int blockSolve4(const double *r, const double *D, const double *c, double vref, double *z, void *work) {
+ * (flatten): the loops over the directions of a fixed count, the candidates' zeroing no memset
+ * call (GCC makes such loops of a variable count memset calls), the residual no call. The
+ * same operations in the same order: the same answers bit for bit. */
+__attribute__((flatten)) static int blockSolve4(const double *r, const double *D, const double *c, double vref,
+                                                double *z, void *work) {
   return blockSolveAny(r, 4, D, c, vref, z, work);
 }
 
@@ -533,11 +532,8 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
 }
 
 /* sweepBlockAny with m = 4, flattened as blockSolve4 */
-#if defined(__GNUC__)
-__attribute__((flatten))
-#endif
-static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs, double *z,
-                          double *lam, double *zb, void *bw) {
+__attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs,
+                                                  double *z, double *lam, double *zb, void *bw) {
   return sweepBlockAny(rows, pos, 4, D, nc, vs, z, lam, zb, bw);
 }
 

@@ -1700,15 +1700,18 @@ CD_TEST(lcpBgsBlockSolveTakesAClosedFormOnlyAtItsAcceptanceOnDegenerateBlocks) {
         for (int e = 0; e < 9; e++) B[e] = rndIn(-1, 1);
         for (int r = 0; r < 3; r++)
           for (int q = 0; q < 3; q++)
-            W[3 * r + q] = B[3 * r] * B[3 * q] + B[3 * r + 1] * B[3 * q + 1] + B[3 * r + 2] * B[3 * q + 2] + (r == q ? 0.01 : 0.0);
+            W[3 * r + q] = B[3 * r] * B[3 * q] + B[3 * r + 1] * B[3 * q + 1] + B[3 * r + 2] * B[3 * q + 2] +
+                           (r == q ? 0.01 : 0.0);
       }
       int pd = kind == 0 || kind >= 6; /* a contact on one body: unique impulses */
       int ck = (t / 8) % 5, dk = (int)rndIn(0, m - 1e-9);
-      double mu = t % 3 == 0 ? 0.0 : t % 3 == 1 ? rndIn(0.05, 1.2) : 3.0, c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
+      double mu = t % 3 == 0 ? 0.0 : t % 3 == 1 ? rndIn(0.05, 1.2) : 3.0;
+      double c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
       double sc = rndIn(0.1, 2.0);
       if (ck == 1) c[1] = c[2] = 0.0;
       if (ck == 2) c[1] = sc * D[2 * dk], c[2] = sc * D[2 * dk + 1];
-      if (ck == 3) c[1] = sc * (D[2 * dk] + D[2 * ((dk + 1) % m)]), c[2] = sc * (D[2 * dk + 1] + D[2 * ((dk + 1) % m) + 1]);
+      int dn = (dk + 1) % m;
+      if (ck == 3) c[1] = sc * (D[2 * dk] + D[2 * dn]), c[2] = sc * (D[2 * dk + 1] + D[2 * dn + 1]);
       if (ck == 4) c[0] = 0.0;
       for (int e = 0; e < 3 && kind >= 6; e++) c[e] *= kind == 6 ? 1e-9 : 1e3; /* below and far above vref */
       double A[100], q[10], zl[10], qn = 0.0, l0[3];
@@ -1744,8 +1747,8 @@ CD_TEST(lcpBgsBlockSolveTakesAClosedFormOnlyAtItsAcceptanceOnDegenerateBlocks) {
         cd_lcpLambdaFromZ(1, m, D, z, l1);
         if (start == 0) memcpy(l0, l1, sizeof l0);
         for (int e = 0; e < 3; e++) dl = fmax(dl, fabs(l1[e] - l0[e]));
-        CHECK_MSG(!pd || dl <= 1e-9 * fmax(1.0, fabs(l0[0])), "m %d block %d (kind %d) start %d: impulses differ by %.3g",
-                  m, t, kind, start, dl);
+        CHECK_MSG(!pd || dl <= 1e-9 * fmax(1.0, fabs(l0[0])),
+                  "m %d block %d (kind %d) start %d: impulses differ by %.3g", m, t, kind, start, dl);
       }
     }
     cd_free(bw), cd_free(lw);
