@@ -163,26 +163,6 @@ void cd_lcpLambdaFromZ(int ncon, int m, const double *D, const double *z, double
   }
 }
 
-static double cross2(const double *a, const double *b) { return a[0] * b[1] - a[1] * b[0]; }
-
-void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *alpha) {
-  for (int l = 0; l < m; l++) alpha[l] = 0.0;
-  if (lt[0] == 0.0 && lt[1] == 0.0) return;
-  /* the nearest direction d_k (largest d_k . lt, the lowest k on a tie) and its neighbour on
-   * lt's side (the next one counter-clockwise when lt lies along d_k) */
-  int k = 0;
-  double dmax = -INFINITY;
-  for (int l = 0; l < m; l++) {
-    double d = D[2 * l] * lt[0] + D[2 * l + 1] * lt[1];
-    if (d > dmax) dmax = d, k = l;
-  }
-  int l = cross2(&D[2 * k], lt) >= 0.0 ? (k + 1) % m : (k + m - 1) % m;
-  const double *dk = &D[2 * k], *dl = &D[2 * l];
-  double det = cross2(dk, dl); /* +-sin(2 pi / m) */
-  alpha[k] = fmax(0.0, cross2(lt, dl) / det);
-  alpha[l] = fmax(0.0, cross2(dk, lt) / det);
-}
-
 size_t cd_lcpDelassusScratch(const cdContactProblem *p) {
   if (p->nbody <= 0 || !p->J || !p->cbody || !p->minv || !p->Iinv) return 0;
   if (p->delassus_pending) return 6 * (size_t)p->nbody; /* (no G to multiply with) */

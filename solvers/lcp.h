@@ -67,7 +67,26 @@ void cd_lcpLambdaFromZ(int ncon, int m, const double *D, const double *z, double
  * the two directions of the polygon's sector that holds it, the nearest direction d_k (the
  * lowest k on a tie) and its neighbour on lt's side (exact up to roundoff; zero for lt = 0).
  * The one conversion from lambda_T to alpha of every LCP solver. */
-void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *alpha);
+static inline void cd_lcpAlphaFromTangent(int m, const double *D, const double *lt, double *alpha) {
+  for (int l = 0; l < m; l++) alpha[l] = 0.0;
+  if (lt[0] == 0.0 && lt[1] == 0.0) return;
+  /* the nearest direction d_k (largest d_k . lt, the lowest k on a tie) and its neighbour on
+   * lt's side (the next one counter-clockwise when lt lies along d_k) */
+  int k = 0;
+  double dmax = -INFINITY;
+  for (int l = 0; l < m; l++) {
+    double d = D[2 * l] * lt[0] + D[2 * l + 1] * lt[1];
+    if (d > dmax) dmax = d, k = l;
+  }
+  const double *dk = &D[2 * k];
+  int l = dk[0] * lt[1] - dk[1] * lt[0] >= 0.0 ? (k + 1) % m : (k + m - 1) % m;
+  const double *dl = &D[2 * l];
+  double det = dk[0] * dl[1] - dk[1] * dl[0]; /* +-sin(2 pi / m) */
+  double ak = (lt[0] * dl[1] - lt[1] * dl[0]) / det, al = (dk[0] * lt[1] - dk[1] * lt[0]) / det;
+  /* fmax(0, x) written out (a libm call at -O2; the same value, NaN and -0 included) */
+  alpha[k] = 0.0 > ak || ak != ak ? 0.0 : ak;
+  alpha[l] = 0.0 > al || al != al ? 0.0 : al;
+}
 
 /* w = A z + b (n) without forming A: O(nnz(G) + ncon m). work: (6 ncon) */
 void cd_lcpEvaluate(const cdContactProblem *p, int m, const double *D, const double *z, double *w, double *work);

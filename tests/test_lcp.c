@@ -2,6 +2,7 @@
  * structure of A and b, one sliding / sticking point contact with known impulses, the
  * frictionless special case (seed 004), bgs against Lemke on random multi-contact problems
  * built from random Jacobians, warm starts, options, and allocation failures. */
+#include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1600,6 +1601,22 @@ static void randomContactBlock(double *W) {
     }
 }
 
+/* the block LCP of cd_bgsBlockSolve in its unscaled units (wi = vref = 1): A (k x k
+ * column-major, k = m + 2, zeroed here) and q (k) */
+static void blockLcp(const double *W, double mu, int m, const double *D, const double *c, double *A, double *q) {
+  int k = m + 2;
+  memset(A, 0, (size_t)k * (size_t)k * sizeof *A);
+  cd_lcpCouplingBlock(W, m, D, A, k);
+  for (int l = 0; l < m; l++) {
+    A[(1 + l) + (m + 1) * k] = 1.0;
+    A[(m + 1) + (1 + l) * k] = -1.0;
+  }
+  A[m + 1] = mu;
+  q[0] = c[0];
+  for (int l = 0; l < m; l++) q[1 + l] = D[2 * l] * c[1] + D[2 * l + 1] * c[2];
+  q[m + 1] = 0.0;
+}
+
 CD_TEST(lcpBgsBlockSolveMatchesLemkeOnRandomContactBlocks) {
   /* 6000 blocks W = J M^-1 J^T of one contact on a random body (random mass, inverse
    * inertia and lever arm), mu in [0, 1.2] (every 7th frictionless), random c (every 11th
@@ -1620,19 +1637,11 @@ CD_TEST(lcpBgsBlockSolveMatchesLemkeOnRandomContactBlocks) {
       randomContactBlock(W);
       double mu = t % 7 == 0 ? 0.0 : rndIn(0.05, 1.2), c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
       if (t % 11 == 0) c[1] = c[2] = 0.0;
-      double z[10] = {0}, zl[10], A[100] = {0}, q[10];
+      double z[10] = {0}, zl[10], A[100], q[10];
       int st = cd_bgsBlockSolve(W, mu, m, D, c, 1.0, 1.0, z, bw); /* (the unscaled units) */
       direct += st == CD_BGS_BLOCK_DIRECT;
       total++;
-      cd_lcpCouplingBlock(W, m, D, A, k);
-      for (int l = 0; l < m; l++) {
-        A[(1 + l) + (m + 1) * k] = 1.0;
-        A[(m + 1) + (1 + l) * k] = -1.0;
-      }
-      A[m + 1] = mu;
-      q[0] = c[0];
-      for (int l = 0; l < m; l++) q[1 + l] = D[2 * l] * c[1] + D[2 * l + 1] * c[2];
-      q[m + 1] = 0.0;
+      blockLcp(W, mu, m, D, c, A, q);
       cdLemkeOptions lo = {.work = lw};
       CHECK(cd_lemkeSolve(k, A, q, zl, &lo, NULL) == CD_LEMKE_SOLVED);
       double qn = 0.0;
@@ -1699,27 +1708,122 @@ CD_TEST(lcpBgsBlockSolveSolvesASingularBlock) {
   /* W of rank 1 (only the normal row: a contact whose tangential motion costs nothing),
    * so the sticking 3x3 solve is undefined: sliding is the answer */
   const double W[9] = {1, 0, 0, 0, 0, 0, 0, 0, 0}, c[3] = {-0.5, 0.3, 0.0}, mu = 0.5;
-  double D[8], z[6] = {0}, A[36] = {0}, q[6];
+  double D[8], z[6] = {0}, A[36], q[6];
   cd_lcpDirections(4, D);
   void *bw = cd_malloc(cd_bgsBlockWorkSize(4));
   CHECK(bw != NULL);
   if (!bw) return;
   int st = cd_bgsBlockSolve(W, mu, 4, D, c, 1.0, 1.0, z, bw);
-  cd_lcpCouplingBlock(W, 4, D, A, 6);
-  for (int l = 0; l < 4; l++) {
-    A[(1 + l) + 5 * 6] = 1.0;
-    A[5 + (1 + l) * 6] = -1.0;
-  }
-  A[5] = mu;
-  q[0] = c[0];
-  for (int l = 0; l < 4; l++) q[1 + l] = D[2 * l] * c[1] + D[2 * l + 1] * c[2];
-  q[5] = 0.0;
+  blockLcp(W, mu, 4, D, c, A, q);
   CHECK_MSG(st != CD_BGS_BLOCK_FAILED, "status %d", st);
   CHECK(cd_lcpResidualDense(6, A, q, z) <= 1e-10);
   /* u_n = 0 needs lambda_n = 0.5; the slip 0.3 along t1 is opposed by d_2 = -t1 at mu lambda_n */
   CHECK_NEAR(z[0], 0.5, 1e-12);
   CHECK_NEAR(z[3], 0.25, 1e-12);
   cd_free(bw);
+}
+
+CD_TEST(lcpBgsBlockSolveTakesAClosedFormOnlyAtItsAcceptanceOnDegenerateBlocks) {
+  /* the block solve keeps per contact what does not change in a solve (W's adjugate and its
+   * singular test, lcp_bgs.c blockRecord), has an instance of its own for m = 4, and takes a
+   * closed form only when its block residual is at most 1e-13 max(1, ||q||) (BLOCK_ACCEPT),
+   * else Lemke on the block. 14,400 blocks, m = 4, 6 and 8: W positive definite, of rank 2
+   * (no twist), of rank 1, with free tangential motion (W_nn alone), nearly singular (an
+   * eigenvalue 1e-11 .. 1e-14 of the others, both sides of the adjugate's 1e-12 test),
+   * strongly coupled (B B^T + 0.01 I); c random, with c_T = 0, along a direction, along a
+   * bisector, with c_n = 0, scaled by 1e-9 and 1e3 (below and far above vref = 1); mu 0,
+   * random and 3; each from zero and from a sticking, a vertex, an edge and a separated start.
+   * A closed form must be taken only within its acceptance (up to the roundoff of the dense
+   * residual's sums); every block that Lemke solves on its dense LCP (residual <= 1e-10
+   * max(1, ||q||); not every rank-deficient or nearly singular one has a solution in floating
+   * point) must be solved to that residual, and one of a contact on a body (unique impulses,
+   * as above) from every start to the impulses from zero. */
+  g_rng = 4242;
+  int count[3] = {0, 0, 0}, solvable = 0, total = 0, unique = 0, unique_direct = 0;
+  for (int m = 4; m <= 8; m += 2) {
+    int k = m + 2;
+    double D[16];
+    cd_lcpDirections(m, D);
+    void *bw = cd_malloc(cd_bgsBlockWorkSize(m)), *lw = cd_malloc(cd_lemkeWorkSize(k));
+    CHECK(bw && lw);
+    if (!bw || !lw) return;
+    for (int t = 0; t < 960; t++) {
+      double W[9], a[3], b[3];
+      int kind = t % 8;
+      randomContactBlock(W);
+      for (int e = 0; e < 3; e++) a[e] = rndIn(-1, 1), b[e] = rndIn(-1, 1);
+      if (kind == 1 || kind == 2 || kind == 4) { /* rank 2, rank 1, nearly singular */
+        double eps = kind == 4 ? pow(10.0, -rndIn(11, 14)) : 0.0;
+        for (int r = 0; r < 3; r++)
+          for (int q = 0; q < 3; q++)
+            W[3 * r + q] = a[r] * a[q] + (kind == 2 ? 0.0 : b[r] * b[q]) + (r == q ? eps : 0.0);
+      }
+      if (kind == 3) /* free tangential motion */
+        for (int e = 1; e < 9; e++) W[e] = 0.0;
+      if (kind == 5) { /* strongly coupled */
+        double B[9];
+        for (int e = 0; e < 9; e++) B[e] = rndIn(-1, 1);
+        for (int r = 0; r < 3; r++)
+          for (int q = 0; q < 3; q++)
+            W[3 * r + q] = B[3 * r] * B[3 * q] + B[3 * r + 1] * B[3 * q + 1] + B[3 * r + 2] * B[3 * q + 2] +
+                           (r == q ? 0.01 : 0.0);
+      }
+      int pd = kind == 0 || kind >= 6; /* a contact on one body: unique impulses */
+      int ck = (t / 8) % 5, dk = (int)rndIn(0, m - 1e-9);
+      double mu = t % 3 == 0 ? 0.0 : t % 3 == 1 ? rndIn(0.05, 1.2) : 3.0;
+      double c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
+      double sc = rndIn(0.1, 2.0);
+      if (ck == 1) c[1] = c[2] = 0.0;
+      if (ck == 2) c[1] = sc * D[2 * dk], c[2] = sc * D[2 * dk + 1];
+      int dn = (dk + 1) % m;
+      if (ck == 3) c[1] = sc * (D[2 * dk] + D[2 * dn]), c[2] = sc * (D[2 * dk + 1] + D[2 * dn + 1]);
+      if (ck == 4) c[0] = 0.0;
+      for (int e = 0; e < 3 && kind >= 6; e++) c[e] *= kind == 6 ? 1e-9 : 1e3; /* below and far above vref */
+      double A[100], q[10], zl[10], qn = 0.0, l0[3];
+      blockLcp(W, mu, m, D, c, A, q);
+      for (int l = 0; l < k; l++) qn = fmax(qn, fabs(q[l]));
+      cdLemkeOptions lo = {.work = lw};
+      int lst = cd_lemkeSolve(k, A, q, zl, &lo, NULL);
+      int ok = lst == CD_LEMKE_SOLVED && cd_lcpResidualDense(k, A, q, zl) <= 1e-10 * fmax(1.0, qn);
+      CHECK_MSG(ok || !pd, "m %d block %d (kind %d): Lemke did not solve a positive definite block", m, t, kind);
+      solvable += ok, total++;
+      for (int start = 0; start < 5; start++) {
+        double z[10] = {0};
+        int d = (int)rndIn(0, m - 1e-9);
+        if (start >= 1 && start <= 3) z[0] = rndIn(0.1, 1.0);
+        if (start == 1) z[1 + d] = rndIn(0.0, 0.5) * mu * z[0];
+        if (start == 2) z[1 + d] = mu * z[0], z[m + 1] = 0.3;
+        if (start == 3) z[1 + d] = z[1 + (d + 1) % m] = 0.5 * mu * z[0], z[m + 1] = 0.3;
+        if (start == 4) z[m + 1] = 0.3;
+        int st = cd_bgsBlockSolve(W, mu, m, D, c, 1.0, 1.0, z, bw);
+        double res = cd_lcpResidualDense(k, A, q, z), l1[3], dl = 0.0, sum = 0.0;
+        for (int i = 0; i < k; i++) { /* the roundoff of the dense residual's sums */
+          double s = fabs(q[i]);
+          for (int j = 0; j < k; j++) s += fabs(A[i + j * k] * z[j]);
+          sum = fmax(sum, s);
+        }
+        count[st]++;
+        unique += pd, unique_direct += pd && st == CD_BGS_BLOCK_DIRECT;
+        CHECK_MSG(!ok || (st != CD_BGS_BLOCK_FAILED && res <= 1e-10 * fmax(1.0, qn)),
+                  "m %d block %d (kind %d, c %d) start %d: status %d residual %.3g", m, t, kind, ck, start, st, res);
+        CHECK_MSG(st != CD_BGS_BLOCK_DIRECT || res <= 1e-13 * fmax(1.0, qn) + 4 * k * DBL_EPSILON * sum,
+                  "m %d block %d (kind %d, c %d) start %d: a closed form taken at residual %.3g", m, t, kind, ck, start,
+                  res);
+        cd_lcpLambdaFromZ(1, m, D, z, l1);
+        if (start == 0) memcpy(l0, l1, sizeof l0);
+        for (int e = 0; e < 3; e++) dl = fmax(dl, fabs(l1[e] - l0[e]));
+        CHECK_MSG(!pd || dl <= 1e-9 * fmax(1.0, fabs(l0[0])),
+                  "m %d block %d (kind %d) start %d: impulses differ by %.3g", m, t, kind, start, dl);
+      }
+    }
+    cd_free(bw), cd_free(lw);
+  }
+  printf("    %d of %d blocks solved by Lemke on the dense block; block solves: %d closed forms, %d by Lemke, %d "
+         "failed\n", solvable, total, count[0], count[1], count[2]);
+  CHECK(solvable >= total - total / 20);
+  /* and the closed forms solve the generic block (Lemke is the exception) */
+  printf("    %d of %d solves of a contact on a body by a closed form\n", unique_direct, unique);
+  CHECK(unique_direct >= unique - unique / 100);
 }
 
 CD_TEST(lcpBgsTriesSolveAtMostTheirShareOfActiveSets) {
