@@ -534,58 +534,43 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
     s->nzcap = bound;
   }
   size_t e = 0;
-  /* contact by contact j, block by block of G's row j, each of j's rj columns filled in turn
-   * (the block's i, G_ij, its scale and C_i read once for all of them, not once a column):
-   * column c of contact j starts where the entries of the columns before it end, ri each a
-   * block of the row (symmetric: the blocks before the diagonal, then its upper triangle) */
-  size_t w[3];
   for (int j = 0; j < nc; j++) {
-    int rj = modeRows[s->mode[j]], oj = s->off[j];
+    int rj = modeRows[s->mode[j]];
     if (!rj) continue;
     const double *Bj = &s->B[9 * j];
-    size_t per = 0; /* (rj > 1) the entries of each column outside the diagonal's triangle */
-    if (rj > 1)
+    for (int col = 0; col < rj; col++) {
+      int cidx = s->off[j] + col;
+      s->Kp[cidx] = (int)e;
       for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-        int i = G->col[t];
-        if (sym && i >= j) break;
-        per += (size_t)modeRows[s->mode[i]];
-      }
-    for (int c = 0; c < rj; c++) {
-      w[c] = e + c * per + (sym ? (size_t)(c * (c + 1) / 2) : 0);
-      s->Kp[oj + c] = (int)w[c];
-    }
-    for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-      int i = G->col[t], ri = modeRows[s->mode[i]], oi = s->off[i];
-      if (!ri) continue;
-      if (sym && oi > oj + rj - 1) break; /* rows ascending: nothing of the upper triangle left */
-      const double *Gt = &G->val[9 * (size_t)t]; /* G_ji; G_ij = G_ji^T */
-      const double *Ci = &s->C[9 * i];
-      double scale = s->sq[i] * s->sq[j];
-      for (int c = 0; c < rj; c++) {
-        int cidx = oj + c;
-        /* T = G_ij B_j[:, c] */
-        const double *b = &Bj[3 * c];
-        double T[3];
+        int i = G->col[t], ri = modeRows[s->mode[i]];
+        if (!ri) continue;
+        if (sym && s->off[i] > cidx) break; /* rows ascending: nothing of the upper triangle left */
+        const double *Gt = &G->val[9 * (size_t)t]; /* G_ji; G_ij = G_ji^T */
+        /* T = G_ij B_j[:, col] */
+        const double *b = &Bj[3 * col];
+        double T[3], scale = s->sq[i] * s->sq[j];
         T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
         if (s->mode[i] == MODE_VERTEX) { /* C_i = n^T: the normal row only (most of a pile's) */
           double v = scale * T[0];
-          if (oi == cidx) v += REG;
-          s->Ki[w[c]] = oi;
-          s->Kx[w[c]++] = v;
+          if (s->off[i] == cidx) v += REG;
+          s->Ki[e] = s->off[i];
+          s->Kx[e] = v;
+          e++;
           continue;
         }
         for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
+        const double *Ci = &s->C[9 * i];
         for (int a = 0; a < ri; a++) {
-          int row = oi + a;
+          int row = s->off[i] + a;
           if (sym && row > cidx) break;
           double v = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
           if (row == cidx) v += REG;
-          s->Ki[w[c]] = row;
-          s->Kx[w[c]++] = v;
+          s->Ki[e] = row;
+          s->Kx[e] = v;
+          e++;
         }
       }
     }
-    e = w[rj - 1];
   }
   s->Kp[n] = (int)e;
   return 0;
