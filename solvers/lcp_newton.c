@@ -527,9 +527,11 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   s->hvalid = 0; /* (Kp, Ki: K's pattern from here) */
   int nc = p->ncon;
   /* an upper bound on the entries: 9 a block of G (counting the active sets' own took 7 % of
-   * this function on a 1000-sphere pile) */
+   * this function on a 1000-sphere pile), grown by half again (G grows step by step while a
+   * pile lands: each growth a copy) */
   size_t bound = 9 * (size_t)G->rowptr[nc];
   if (bound > s->nzcap) {
+    bound += bound / 2;
     if (cd_grow(&s->Ki, bound, sizeof(int)) || cd_grow(&s->Kx, bound, sizeof(double))) return -1;
     s->nzcap = bound;
   }
@@ -1162,13 +1164,13 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
       l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
     }
   }
-  if (s->wu_q) {
-    memcpy(s->u, s->wu, 3 * (size_t)nc * sizeof *s->u);
-  } else {
+  const double *gl = s->wu; /* G lambda */
+  if (!s->wu_q) {
     cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
     st->products++;
+    gl = s->u;
   }
-  for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
+  for (int t = 0; t < 3 * nc; t++) s->u[t] = gl[t] + p->g[t];
   double res = 0.0;
   for (int i = 0; i < nc; i++) {
     const double *u = &s->u[3 * i], *l = &s->lam[3 * i];
