@@ -129,8 +129,7 @@ int cd_fclibWrite(const char *path, const cdContactProblem *p, const cdFclibInfo
         }
       }
   memcpy(r, p->lambda, (size_t)n * sizeof *r);
-  cd_blockMatrixMul(G, r, u);
-  for (int k = 0; k < n; k++) u[k] += p->g[k];
+  cd_contactProblemVelocity(p, r, u);
 
   char title[512], description[2048];
   snprintf(title, sizeof title, "cdsim step %ld of %s (%s)", info->step, info->scene, info->model);

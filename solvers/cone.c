@@ -116,7 +116,6 @@ double cd_coneResidualOf(cdContactProblem *p, const double *lambda, double *work
     if (parts) *parts = (cdConeResidual){INFINITY, INFINITY, INFINITY, INFINITY, 1.0, INFINITY};
     return INFINITY;
   }
-  cd_blockMatrixMul(&p->G, lambda, work);
-  for (int k = 0; k < 3 * p->ncon; k++) work[k] += p->g[k];
+  cd_contactProblemVelocity(p, lambda, work);
   return cd_coneResidual(p, lambda, work, parts);
 }

@@ -191,8 +191,7 @@ static double *contactVelocity(const cdContactProblem *p, int m, const double *D
   int nc = p->ncon;
   double *lam = work, *u = work + 3 * (size_t)nc;
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
-  cd_blockMatrixMul(&p->G, lam, u);
-  for (int t = 0; t < 3 * nc; t++) u[t] += p->g[t];
+  cd_contactProblemVelocity(p, lam, u);
   return u;
 }
 

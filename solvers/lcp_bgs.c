@@ -876,8 +876,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
         /* each contact's part of cd_lcpResidual, from u = G lambda + g (lam is lambda(z)) */
-        cd_blockMatrixMul(&p->G, lam, u);
-        for (int t = 0; t < 3 * nc; t++) u[t] += p->g[t];
+        cd_contactProblemVelocity(p, lam, u);
         for (int i = 0; i < nc; i++) {
           cw.cres[i] = cd_lcpContactResidual(p, m, D, z, &u[3 * i], i) / vs;
           taken[i] = 0;

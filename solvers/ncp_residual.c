@@ -17,7 +17,6 @@ double cd_ncpResidual(const cdContactProblem *p, const double *lambda, const dou
 }
 
 double cd_ncpResidualOf(const cdContactProblem *p, const double *lambda, double *work, cdConeResidual *parts) {
-  cd_blockMatrixMul(&p->G, lambda, work);
-  for (int k = 0; k < 3 * p->ncon; k++) work[k] += p->g[k];
+  cd_contactProblemVelocity(p, lambda, work);
   return cd_ncpResidual(p, lambda, work, parts);
 }

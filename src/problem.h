@@ -115,6 +115,9 @@ int cd_contactProblemDelassus(cdContactProblem *p);
 double cd_contactProblemVelocityScale(const cdContactProblem *p);
 /* meff of contact i (from p->meff, else from G's diagonal block) */
 double cd_contactProblemMeff(const cdContactProblem *p, int i);
+/* u = G lambda + g (3 ncon each): the post-step contact velocities of the impulses lambda, m/s;
+ * G must be built (cd_contactProblemDelassus) and u must not alias lambda */
+void cd_contactProblemVelocity(const cdContactProblem *p, const double *lambda, double *u);
 void cd_contactProblemFree(cdContactProblem *p);
 
 /* s = B_i x: contact i's three rows of B times the body velocities x (6 nbody); B is p->J,

@@ -133,6 +133,11 @@ double cd_contactProblemMeff(const cdContactProblem *p, int i) {
   return gnn > 0 ? 1.0 / gnn : 1.0;
 }
 
+void cd_contactProblemVelocity(const cdContactProblem *p, const double *lambda, double *u) {
+  cd_blockMatrixMul(&p->G, lambda, u);
+  for (int k = 0; k < 3 * p->ncon; k++) u[k] += p->g[k];
+}
+
 void cd_contactProblemFree(cdContactProblem *p) {
   cd_blockMatrixFree(&p->G);
   cd_free(p->g);
