@@ -729,6 +729,44 @@ CD_TEST(lcpNewtonLocalModesSolveMoreProblemsFromTheSweepsIterate) {
   CHECK(solved[1] > solved[0]);
 }
 
+/* the active-set method inside bgs (local modes, tolerance 1e-10) from the iterate of `sweeps`
+ * sweeps on `trials` random problems of 40 contacts and 16 bodies (seed 9090), at most max_sets
+ * active sets a problem (0: the method's own limit), leaving out the problems the sweeps solved
+ * when only_unsolved: how many it solves and in how many active sets in all; every answer it
+ * reports converged is checked to meet the tolerance */
+static void newtonFromSweeps(int trials, int sweeps, int max_sets, int only_unsolved, int *solved, int *sets) {
+  const int m = 4, nc = 40;
+  *solved = *sets = 0;
+  g_rng = 9090;
+  for (int trial = 0; trial < trials; trial++) {
+    cdContactProblem p;
+    CHECK(randomProblem(&p, nc, 16, 0.3, 0.8, NULL, NULL) == 0);
+    int n = cd_lcpSize(nc, m);
+    double D[8], *z = calloc((size_t)n, sizeof *z), *work = calloc(6 * (size_t)nc, sizeof *work);
+    cd_lcpDirections(m, D);
+    cdBgsOptions bo = {.max_sweeps = sweeps};
+    cdBgsStats bs;
+    CHECK(z && work && cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
+    cdLcpNewton *nw = cd_lcpNewtonMake();
+    CHECK(nw);
+    if (nw && z && work && !(only_unsolved && bs.converged)) {
+      cdLcpNewtonOptions no = {.tolerance = 1e-10, .max_iterations = max_sets, .local_modes = 1};
+      cdLcpNewtonStats ns = {0};
+      CHECK(cd_lcpNewtonSolve(nw, &p, m, D, z, &no, &ns) == CD_OK);
+      CHECK(max_sets == 0 || ns.iterations <= max_sets);
+      *sets += ns.iterations;
+      if (ns.converged) {
+        ++*solved;
+        double r = cd_lcpResidual(&p, m, D, z, work);
+        CHECK_MSG(r <= 1e-10, "trial %d: reported converged at %.3g", trial, r);
+      }
+    }
+    cd_lcpNewtonFree(nw);
+    free(z), free(work);
+    cd_contactProblemFree(&p);
+  }
+}
+
 CD_TEST(lcpNewtonFromTheSweepsIterateReportsOnlyAnswersWithinTheTolerance) {
   /* when an active set is no better than the best iterate, the method goes back to it and
    * changes half as many of its violators, largest first (lcp_newton.c), down to the largest
@@ -740,33 +778,9 @@ CD_TEST(lcpNewtonFromTheSweepsIterateReportsOnlyAnswersWithinTheTolerance) {
    * problems the deeper backtracking solves the same ones as the earlier rule's three
    * halvings, from 1 to 6 sweeps and two seeds, 60 problems each: measured after bgs's idle
    * contacts changed the sweeps' iterate; the scene's step is what it changed.) */
-  const int m = 4, nc = 40, trials = 30;
-  int solved = 0, sets = 0;
-  g_rng = 9090;
-  for (int trial = 0; trial < trials; trial++) {
-    cdContactProblem p;
-    CHECK(randomProblem(&p, nc, 16, 0.3, 0.8, NULL, NULL) == 0);
-    int n = cd_lcpSize(nc, m);
-    double D[8], *z = calloc((size_t)n, sizeof *z), *work = calloc(6 * (size_t)nc, sizeof *work);
-    cd_lcpDirections(m, D);
-    cdBgsOptions bo = {.max_sweeps = 3};
-    cdBgsStats bs;
-    CHECK(z && work && cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
-    cdLcpNewton *nw = cd_lcpNewtonMake();
-    cdLcpNewtonOptions no = {.tolerance = 1e-10, .local_modes = 1};
-    cdLcpNewtonStats ns;
-    CHECK(nw && z && cd_lcpNewtonSolve(nw, &p, m, D, z, &no, &ns) == CD_OK);
-    sets += ns.iterations;
-    if (ns.converged) {
-      solved++;
-      CHECK_MSG(z && work && cd_lcpResidual(&p, m, D, z, work) <= 1e-10, "trial %d: reported converged at %.3g", trial,
-                z && work ? cd_lcpResidual(&p, m, D, z, work) : NAN);
-    }
-    cd_lcpNewtonFree(nw);
-    free(z), free(work);
-    cd_contactProblemFree(&p);
-  }
-  printf("    from 3 sweeps, %d problems of %d contacts: solved %d (%d active sets)\n", trials, nc, solved, sets);
+  int solved, sets;
+  newtonFromSweeps(30, 3, 0, 0, &solved, &sets);
+  printf("    from 3 sweeps, 30 problems of 40 contacts: solved %d (%d active sets)\n", solved, sets);
   CHECK(solved >= 1);
 }
 
@@ -780,37 +794,10 @@ CD_TEST(lcpNewtonChangesTheLargestViolatorOfEachNeighbourhoodFirst) {
    * 16 bodies), within the four active sets of a try inside bgs (CD_BGS_TRY_SETS), the method
    * solves at least 8 of the 40 (measured: 10; changing every violator: 5), each answer it
    * reports converged within the tolerance, and in no more active sets in all (67 against 71) */
-  const int m = 4, nc = 40, trials = 40;
-  int solved = 0, sets = 0;
-  g_rng = 9090;
-  for (int trial = 0; trial < trials; trial++) {
-    cdContactProblem p;
-    CHECK(randomProblem(&p, nc, 16, 0.3, 0.8, NULL, NULL) == 0);
-    int n = cd_lcpSize(nc, m);
-    double D[8], *z = calloc((size_t)n, sizeof *z), *work = calloc(6 * (size_t)nc, sizeof *work);
-    cd_lcpDirections(m, D);
-    cdBgsOptions bo = {.max_sweeps = 10};
-    cdBgsStats bs;
-    CHECK(z && work && cd_bgsSolve(&p, m, D, z, &bo, &bs) == CD_OK);
-    cdLcpNewton *nw = cd_lcpNewtonMake();
-    cdLcpNewtonStats ns = {0};
-    if (nw && z && work && !bs.converged) {
-      cdLcpNewtonOptions no = {.tolerance = 1e-10, .max_iterations = CD_BGS_TRY_SETS, .local_modes = 1};
-      CHECK(cd_lcpNewtonSolve(nw, &p, m, D, z, &no, &ns) == CD_OK);
-      CHECK(ns.iterations <= CD_BGS_TRY_SETS);
-      sets += ns.iterations;
-      if (ns.converged) {
-        solved++;
-        double r = cd_lcpResidual(&p, m, D, z, work);
-        CHECK_MSG(r <= 1e-10, "trial %d: reported converged at %.3g", trial, r);
-      }
-    }
-    cd_lcpNewtonFree(nw);
-    free(z), free(work);
-    cd_contactProblemFree(&p);
-  }
-  printf("    from 10 sweeps, %d problems of %d contacts: %d solved within %d active sets (%d sets in all)\n",
-         trials, nc, solved, CD_BGS_TRY_SETS, sets);
+  int solved, sets;
+  newtonFromSweeps(40, 10, CD_BGS_TRY_SETS, 1, &solved, &sets);
+  printf("    from 10 sweeps, 40 problems of 40 contacts: %d solved within %d active sets (%d sets in all)\n", solved,
+         CD_BGS_TRY_SETS, sets);
   CHECK_MSG(solved >= 8, "%d solved", solved);
   CHECK_MSG(sets <= 71, "%d active sets", sets);
 }
