@@ -128,13 +128,6 @@ static double blockResidual(const double *W, double mu, int m, const double *D, 
   return v <= res ? res : v;
 }
 
-/* the smallest beta >= 0 with D^T u_T + e beta >= 0: the speed along the most opposed d_k */
-static double slipSpeed(int m, const double *D, double u1, double u2) {
-  double beta = 0.0;
-  for (int l = 0; l < m; l++) beta = maxd(beta, -(D[2 * l] * u1 + D[2 * l + 1] * u2));
-  return beta;
-}
-
 /* what a block solve needs of contact i that does not change within a solve, one record of
  * BLOCK_REC doubles (the sweeps keep them in sweep order, cdBgsRows): W = G_ii (row-major),
  * g_i, 1 / meff_i, mu_i, and W's adjugate and determinant for the sticking candidate (the
@@ -159,7 +152,7 @@ static void blockRecord(const double *W, const double *g, double wi, double mu, 
 /* separated: no impulse, u = c, beta the slip speed */
 static int candSeparated(int m, const double *D, const double *c, double *cand) {
   for (int l = 0; l <= m; l++) cand[l] = 0.0;
-  cand[m + 1] = slipSpeed(m, D, c[1], c[2]);
+  cand[m + 1] = cd_lcpSlipSpeed(m, D, c[1], c[2]);
   return 1;
 }
 
@@ -570,8 +563,8 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
   r->n = n;
 }
 
-/* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), winv
- * (ncon) = 1 / meff_i and vs the velocity scale: the same arithmetic (each contact's u =
+/* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), rec every
+ * contact's record (rowsRecords: its 1 / meff_i and mu_i) and vs the velocity scale: the same arithmetic (each contact's u =
  * (G lam + g)_i, cd_lcpContactResidualOf, cd_lcpResidualMax in the contacts' order), so the
  * same value bit for bit. It settles the idle contacts (see IDLE_MARGIN): a contact
  * without impulse (lambda_n and every alpha zero) whose u_n exceeds margin is idle, and its
@@ -581,7 +574,7 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
  * so its own part of the residual), then its part. *changed: 1 when a contact became idle or
  * stopped being idle (the sweeps' rows change), else 0. */
 static double sweepCheck(const cdContactProblem *p, int m, const double *D, double *z, const double *lam,
-                         unsigned char *idle, const double *winv, double vs, double margin, int *changed) {
+                         unsigned char *idle, const double *rec, double vs, double margin, int *changed) {
   int nc = p->ncon, moved = 0;
   const cdBlockMatrix *G = &p->G;
   double res = 0.0;
@@ -602,8 +595,9 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
     for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
     moved |= idle[i] != sep;
     idle[i] = (unsigned char)sep;
-    if (sep) z[nc + nc * m + i] = slipSpeed(m, D, ui[1], ui[2]);
-    res = cd_lcpResidualMax(res, cd_lcpContactResidualOf(nc, m, D, z, ui, i, winv[i], p->mu[i]));
+    if (sep) z[nc + nc * m + i] = cd_lcpSlipSpeed(m, D, ui[1], ui[2]);
+    const double *ri = &rec[BLOCK_REC * (size_t)i];
+    res = cd_lcpResidualMax(res, cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
   }
   *changed = moved;
   return res / vs;
@@ -740,7 +734,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (stats) *stats = st;
     return CD_OK;
   }
-  double *lam = cd_malloc(4 * (size_t)nc * sizeof *lam); /* (ncon x 3) current lambda, then winv */
+  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) current lambda */
   double *work = cd_malloc(6 * (size_t)nc * sizeof *work);
   double *best = cd_malloc((size_t)n * sizeof *best);
   double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
@@ -777,13 +771,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   /* the stopping threshold on the relative residual of cd_lcpResidual */
   double thresh = tol, vs = cd_contactProblemVelocityScale(p), margin = IDLE_MARGIN * vs;
   double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at a stall test */
-  double *winv = lam + 3 * (size_t)nc; /* (ncon) 1 / meff_i, the residual's units (sweepCheck) */
-  for (int i = 0; i < nc; i++) winv[i] = 1.0 / cd_contactProblemMeff(p, i);
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, z, lam, idle, winv, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, z, lam, idle, rows.rec, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -813,7 +805,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, z, lam, idle, winv, vs, margin, &changed);
+    res = sweepCheck(p, m, D, z, lam, idle, rows.rec, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
