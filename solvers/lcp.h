@@ -118,6 +118,19 @@ double cd_lcpResidualOfVelocity(const cdContactProblem *p, int m, const double *
  * written out: fmin is a libm call at -O2, 4% of a 1000-sphere pile's run under bgs */
 static inline double cd_lcpPairResidual(double z, double w) { return fabs(z < w ? z : w != w ? z : w); }
 
+/* the smallest beta >= 0 with D^T u_T + e beta >= 0 for u_T = (u1, u2): the sliding speed along
+ * the most opposed d_k (a separated contact's beta; the sliding one's of seed 000). The larger
+ * as one maxsd (a NaN term is passed over, as fmax does; beta is +0 where every term is 0 or
+ * -0): bgs's sweeps take it for a third of their blocks */
+static inline double cd_lcpSlipSpeed(int m, const double *D, double u1, double u2) {
+  double beta = 0.0;
+  for (int l = 0; l < m; l++) {
+    double v = -(D[2 * l] * u1 + D[2 * l + 1] * u2);
+    beta = v > beta ? v : beta;
+  }
+  return beta;
+}
+
 /* the larger of two residuals, NaN when either is NaN (the first NaN stays: a later number
  * does not replace it) */
 static inline double cd_lcpResidualMax(double a, double b) { return a != a || b <= a ? a : b; }

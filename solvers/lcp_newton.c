@@ -1138,16 +1138,6 @@ static int solve(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, dou
   return !klu_solve(s->ksym, s->knum, n, 1, x, &s->kc);
 }
 
-/* the least beta >= 0 with D^T u_T + e beta >= 0 */
-static double slipSpeed(int m, const double *D, const double *u) {
-  double beta = 0.0;
-  for (int a = 0; a < m; a++) {
-    double v = -(D[2 * a] * u[1] + D[2 * a + 1] * u[2]);
-    beta = beta > v || v != v ? beta : v; /* fmax(beta, v) written out (a libm call at -O2) */
-  }
-  return beta;
-}
-
 /* unknowns -> lambda, c = G lambda + g, z and every contact's residual (s->viol, m/s); returns
  * the largest over vscale: cd_lcpResidual of z. The product G lambda is modeResidual's last
  * when that was of these unknowns (the same lambda, bit for bit), else one more (counted) */
@@ -1186,10 +1176,10 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
       case MODE_VERTEX:
         alpha[k] = mu * l[0];
         /* frictionless: beta as for a separated contact */
-        *beta = mu != 0.0 ? -(D[2 * k] * u[1] + D[2 * k + 1] * u[2]) : slipSpeed(m, D, u);
+        *beta = mu != 0.0 ? -(D[2 * k] * u[1] + D[2 * k + 1] * u[2]) : cd_lcpSlipSpeed(m, D, u[1], u[2]);
         break;
       case MODE_SEPARATED:
-        *beta = slipSpeed(m, D, u);
+        *beta = cd_lcpSlipSpeed(m, D, u[1], u[2]);
         break;
       case MODE_EDGE: {
         double t = s->sq[i] * s->q[s->off[i] + 1];
