@@ -664,7 +664,14 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
  * (its best iterate is exact on its modes; a few contacts violate theirs) hands that iterate
  * to the sweeps, which mend those contacts, and the next try comes NEWTON_AGAIN sweeps later
  * (the 1000-sphere pile S2 10, first 120 steps: 160 -> 140 iterations a step, with the tries
- * at 50 sweeps instead of 100; from the sweeps' own iterate the tries at 50 took 151). */
+ * at 50 sweeps instead of 100; from the sweeps' own iterate the tries at 50 took 151).
+ * Re-measured after lcp_newton.c's neighbourhood rule (S2 10 and two more jitters of the same
+ * pile, 400 steps each; work = sweeps + 10 active sets, callgrind: a set costs 10.8 sweeps):
+ * no change of NEWTON_SWEEPS (20, 30, 40, 60), NEWTON_RES (3e-4, 1e-3), CD_BGS_TRY_SETS (3, 6,
+ * 8), NEWTON_AGAIN (5, 20), NEWTON_RES_NEXT (0.1) or the sweeps' growth (x1.5) took less
+ * (+1 % .. +24 %: each moves which rare steps crawl for hundreds of sweeps; with 40, a step of
+ * S2 10 itself ended unconverged at the sweep limit). tests/bench/HISTORY.md (helper lcptries)
+ * has the figures and the trace of why first tries fail. */
 /* idle contacts: a contact that carries no impulse and whose contact velocity u_n exceeds
  * IDLE_MARGIN vscale at a residual check (separated by more than that within the contact
  * margin, or opening) is left out of the sweeps until the next check, which settles its beta
