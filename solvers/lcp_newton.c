@@ -168,6 +168,7 @@
 #include "lcp.h"
 #include "lcp_bgs.h"
 #include "linalg.h"
+#include "sparse_ldu.h"
 #include "vec3.h"
 
 /* the regularisation of K (dimensionless: K's normal diagonal is 1). A solve moves the
@@ -236,6 +237,11 @@ enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
  * (S2 10) below 1 */
 #define BODY_RATIO 2.0
 
+/* the LDU's diagonal pivots are taken while every multiplier of L and U is at most 1 / LDU_TOL
+ * (sparse_ldu.c: KLU's threshold test of partial pivoting, at its default Common.tol), else K is
+ * factored by KLU */
+#define LDU_TOL 1e-3
+
 /* a kept order of K's unknowns (keptOrder) is taken while its LU's flops an unknown are at most
  * this many times those of the last fresh AMD */
 #define ORDER_SLACK 1.25
@@ -258,8 +264,13 @@ struct cdLcpNewton {
   int *pinv;          /* (pat_n) new index of each unknown under P */
   int *pos;           /* (pat_nnz) where each entry of K sits in Ap */
   cholmod_dense *Bp;  /* (pat_n) a right side under P */
+  cdSparseLdu *ldu;   /* K's LDU with diagonal pivots (unsymmetric systems, sparse_ldu.c) */
+  int lu_klu;         /* 1: K's factorization held is KLU's (the LDU's pivots failed) */
+  double ldu_tol;     /* the LDU's pivot threshold (cdLcpNewtonOptions', LDU_TOL) */
+  double est_flops;   /* the analysed LU's flops (KLU's estimate, the same sum for the LDU) */
   klu_common kc;
-  klu_symbolic *ksym; /* KLU's analysis and factor (unsymmetric systems) */
+  klu_symbolic *ksym; /* KLU's analysis and factor: H (body form), and K where the LDU's pivots
+                         fail (analysed in the LDU's order then) */
   klu_numeric *knum;
   /* the pattern the current analysis is of */
   int pat_n, pat_nnz, pat_sym; /* pat_sym: the system kind (SYS_*), -1 none */
@@ -361,6 +372,10 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   s->cc.print = 0;
   s->cc.quick_return_if_not_posdef = 1;
   klu_defaults(&s->kc);
+  if (!(s->ldu = cd_sparseLduMake())) {
+    cd_lcpNewtonFree(s);
+    return NULL;
+  }
   s->pat_sym = -1;
   s->key_nc = -1;
   s->ord_nc = -1;
@@ -392,6 +407,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->E) cholmod_free_dense(&s->E, &s->cc);
   if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
   if (s->cc_started) cholmod_finish(&s->cc);
+  cd_sparseLduFree(s->ldu);
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
@@ -1049,31 +1065,31 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     cd_free(work);
     if (rc) return rc;
   } else if (kind == SYS_LU) {
-    /* KLU without BTF (K of a pile is one block, or blocks AMD keeps apart), in the kept
-     * order where it is good enough, else AMD's (above) */
-    s->kc.btf = 0;
+    /* the LDU in the kept order where it is good enough, else in AMD's (KLU's analysis,
+     * without BTF: K of a pile is one block, or blocks AMD keeps apart; kept for a fallback) */
+    int kept = 0;
+    if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
       double lnz, flops;
-      if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
       keptOrder(s, p, s->kperm, &lnz, &flops);
-      if (flops <= ORDER_SLACK * s->ord_flops * n && (s->ksym = klu_analyze_given(n, s->Kp, s->Ki, s->kperm, s->kperm, &s->kc))) {
-        /* (KLU estimates for its own orderings only) */
-        s->ksym->Lnz[0] = lnz;
-        s->ksym->lnz = s->ksym->unz = lnz + n;
-        s->ksym->est_flops = flops;
-        st->kept_orders++;
-      }
+      if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
     }
-    if (!s->ksym && (s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc)) && keepOrder(s, p, n)) {
+    if (!kept) {
+      s->kc.btf = 0;
+      s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc);
       s->kc.btf = 1;
-      return -1;
+      if (!s->ksym) return 1;
+      if (keepOrder(s, p, n)) return -1;
+      memcpy(s->kperm, s->ksym->Q, (size_t)n * sizeof(int));
     }
-    s->kc.btf = 1;
-    if (!s->ksym) return 1;
+    int rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
+    if (rc) return rc < 0 ? -1 : 1;
+    s->est_flops = cd_sparseLduFlops(s->ldu);
   } else {
     if (!(s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc))) {
       return 1;
     }
+    s->est_flops = s->ksym->est_flops;
   }
   memcpy(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int));
   memcpy(s->pat_i, s->Ki, (size_t)nnz * sizeof(int));
@@ -1081,11 +1097,13 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   return keepKey(s, p);
 }
 
-/* the numeric factorization of K + REG I (of H in the body form, with breg: n its size); 0
- * ok, 1 failed */
-static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
+/* the numeric factorization of K + REG I (of H in the body form, with breg: n its size): K's
+ * by the LDU, or by KLU in the LDU's order where the LDU's pivots fail (LDU_TOL; counted in
+ * st->lu_fallbacks); 0 ok, 1 failed */
+static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *st) {
   s->numeric = 0;
   s->refactored = 0;
+  s->lu_klu = 0;
   s->freg = kind == SYS_BODY ? s->breg : REG;
   if (kind == SYS_CHOL) {
     double *x = s->Ap->x;
@@ -1094,6 +1112,22 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
     if (!cholmod_factorize(s->Ap, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
     s->numeric = 1;
     return 0;
+  }
+  if (kind == SYS_LU) {
+    if (!cd_sparseLduFactor(s->ldu, s->Kx, s->ldu_tol)) {
+      s->numeric = 1;
+      return 0;
+    }
+    /* a diagonal pivot failed the threshold: KLU with partial pivoting, analysed in the same
+     * order (without BTF) the first time */
+    st->lu_fallbacks++;
+    s->lu_klu = 1;
+    if (!s->ksym) {
+      s->kc.btf = 0;
+      s->ksym = klu_analyze_given(n, s->Kp, s->Ki, s->kperm, s->kperm, &s->kc);
+      s->kc.btf = 1;
+      if (!s->ksym) return 1;
+    }
   }
   /* K unscaled: its rows are in velocity units already, its normal diagonal 1 (S above); H's
    * mix masses and inertias, scaled by their largest entries (KLU's default) */
@@ -1135,6 +1169,10 @@ static int solve(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, dou
     return 0;
   }
   memcpy(x, b, (size_t)n * sizeof *x);
+  if (!s->lu_klu) {
+    cd_sparseLduSolve(s->ldu, x);
+    return 0;
+  }
   return !klu_solve(s->ksym, s->knum, n, 1, x, &s->kc);
 }
 
@@ -1429,7 +1467,7 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, do
  * refine from s->q; 0 ok, 1 the factorization or a solve failed, CD_ERR_NOMEM */
 static int refactorAndRefine(cdLcpNewton *s, const cdContactProblem *p, int n, int nf, int kind, double rtol,
                              double *rn, cdLcpNewtonStats *st) {
-  if (factor(s, nf, kind, 1)) {
+  if (factor(s, nf, kind, 1, st)) {
     dropAnalysis(s);
     return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
   }
@@ -1506,7 +1544,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
     rc = analyse(s, p, nf, kind, st);
     if (rc < 0) return CD_ERR_NOMEM;
   }
-  if (!rc && kind != SYS_CHOL && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
+  if (!rc && kind != SYS_CHOL && flops_max > 0 && s->est_flops > flops_max * n) return 2;
   if (!rc && held && s->numeric) {
     rc = refine(s, p, n, kind, rtol, REUSE_RATE, &rn, st);
     if (rc == CD_ERR_NOMEM) return rc;
@@ -1515,7 +1553,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   }
   if (!rc && held && (rc = buildDelassus(p, lazy, kind))) return rc;
   if (!rc && held && (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym))) return CD_ERR_NOMEM;
-  if (rc || factor(s, nf, kind, 0)) {
+  if (rc || factor(s, nf, kind, 0, st)) {
     int oom = kind == SYS_CHOL ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
     dropAnalysis(s);
     return oom ? CD_ERR_NOMEM : 1;
@@ -1559,6 +1597,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   s->pg_valid = 0;
   double vs = cd_contactProblemVelocityScale(p);
   s->ez = z, s->eD = D, s->em = m, s->etol = tol * vs;
+  s->ldu_tol = opt && opt->ldu_tol > 0 ? opt->ldu_tol : LDU_TOL;
   for (int i = 0; i < nc; i++) {
     double me = cd_contactProblemMeff(p, i);
     s->sq[i] = sqrt(me), s->wi[i] = 1.0 / me, s->turn[i] = stickFrame(p, i);
