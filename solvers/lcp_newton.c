@@ -23,11 +23,15 @@
  * mu = 0): CHOLMOD, handed the upper triangle already in a fill-reducing order (AMD on the
  * active contacts' graph, each contact's unknowns together) and analysed in that order,
  * simplicial, so that no factorization transposes it (cd_cholmodPermuteUpper, shared with
- * ccp_hessian.c); sliding makes it unsymmetric: KLU (sparse LU with partial pivoting; no BLAS
- * and no large workspace, which made UMFPACK's page faults and BLAS threads most of a step on
- * the cube pyramid), without BTF (K of a pile is one block, or blocks AMD keeps apart) and
- * unscaled (K's rows are in velocity units already, its normal diagonal 1; partial pivoting
- * compares entries of one column, all in those units). Its order: AMD on K where no order is
+ * ccp_hessian.c); sliding makes it unsymmetric: an LDU with the diagonal as pivots on K's
+ * symmetric pattern (sparse_ldu.c: elimination tree and L's pattern once per pattern, an
+ * up-looking numeric factorization whose inner loop updates both triangular solves with one
+ * index), taken while every multiplier of L and U is at most 1 / LDU_TOL; where one is not,
+ * KLU (sparse LU with partial pivoting; no BLAS and no large workspace, which made UMFPACK's
+ * page faults and BLAS threads most of a step on the cube pyramid) factors that K in the same
+ * order, counted (lu_fallbacks), without BTF (K of a pile is one block, or blocks AMD keeps
+ * apart) and unscaled (K's rows are in velocity units already, its normal diagonal 1; partial
+ * pivoting compares entries of one column, all in those units). Its order: AMD on K where no order is
  * kept, else the kept one (keptOrder): the contacts in the order of the last AMD on the same G
  * (the active sets of a step and of its tries inside bgs share G; each new active set has a
  * new pattern, so nothing else of an analysis carries over), active contacts new to it last,
@@ -54,12 +58,26 @@
  * (factorizations 9.49G) but more sets over the bound (469 AMD): 70.5G; just after its last
  * neighbour: 9.59G, 332 AMD, 69.9G; that, with the order grown by each kept set's new
  * contacts and carried to the next step: 9.62G, 336 AMD, 70.5G; ORDER_SLACK 1.1: 9.41G, 418
- * AMD (analyses 0.86G -> 1.41G), 69.7G. KLU's pivots are the
+ * AMD (analyses 0.86G -> 1.41G), 69.7G. KLU's pivots were the
  * diagonal (27 off the diagonal in 1,124 factorizations; L and U as the analysis estimated in
- * all but 6), so its pivot tolerance (Common.tol) keeps no fill; on the 253 patterns AMD
+ * all but 6), so its pivot tolerance (Common.tol) kept no fill; on the 253 patterns AMD
  * ordered, METIS's order took 21 % more flops and CHOLMOD's NESDIS 1.3 % fewer. KLU's kernel
- * does ~12 instructions a flop of its estimate (9.71G for 0.82 Gflop): its columns are short
- * (L ~15 entries a column), and its depth-first search and pivot search are per entry. K is assembled only
+ * did ~12-15 instructions a flop of its estimate (9.71G for 0.82 Gflop): its columns are short
+ * (L ~10-15 entries a column), and its depth-first search and pivot search are per entry. Hence
+ * the LDU, whose pivot test is KLU's threshold test at its Common.tol (1e-3) on the diagonal,
+ * against the pivot's column and row. Measured on S2 10, its first 60 steps (callgrind, the
+ * whole run, output every 400 steps): 308 factorizations of K, 1.36e8 flops: KLU's 2.02G
+ * instructions (14.9 a flop; its given-order analyses 0.08G more) -> the LDU's 0.61G (4.5 a
+ * flop) and its analyses 0.54G (308: an active set's pattern is new to nearly every
+ * factorization, so the analysis costs about what the factorization does), solves 0.18G ->
+ * 0.17G; this method 4.32G -> 3.36G, the run 11.84G -> 10.88G; one K fell back to KLU (AMD's
+ * orders, by klu_analyze, 0.23G, as before). Its 400 steps:
+ * 1,855 factorizations of K, the largest multiplier at most 10 in 1,696, 10-100 in 137,
+ * 100-1000 in 16 and above 1000 in 6 (factored by KLU); every step converged (residual at most
+ * 9.6e-9; main's 9.8e-9), trajectories apart from main's from step 21 (velocities 5e-16 m/s)
+ * by roundoff growing tenfold every ~10 steps as the pile lands (largest velocity difference
+ * 2e-8 m/s at step 100, 4e-5 at 150, 6e-2 at 200; positions 7e-7 m at 150, 0.1 m by 350: the
+ * pile's spheres then roll differently). K is assembled only
  * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
  * the steps 8.46G -> 8.40G); its products (refinement) go through G: K x = S C G B S x, one
  * block product.
@@ -226,8 +244,8 @@
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
 
-/* how an active set's system is solved: K by KLU, K by CHOLMOD (symmetric), or K + REG I
- * through the bodies (the body form, H by KLU) */
+/* how an active set's system is solved: K by the LDU (KLU where its pivots fail), K by CHOLMOD
+ * (symmetric), or K + REG I through the bodies (the body form, H by KLU) */
 enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
 
 /* the body form is taken when K would have more than BODY_RATIO times the entries of H
@@ -326,7 +344,7 @@ struct cdLcpNewton {
   size_t nzcap;
   int *Ki;
   double *Kx;
-  /* KLU's contact order kept (keepOrder) and what it is of: G's block pattern */
+  /* the LU's contact order kept (keepOrder) and what it is of: G's block pattern */
   int *corder;           /* (ord_na) contacts in elimination order */
   int ord_nc, ord_nnzb;  /* -1: none */
   int ord_na;
@@ -334,7 +352,7 @@ struct cdLcpNewton {
   int *ord_rowptr, *ord_col;
   int *oscr;             /* (4 ord_nc + unknowns) scratch */
   double *ocnt;          /* (ord_nc) keptOrder's counts */
-  int *kperm;            /* (pat_n) KLU's given order of K's unknowns */
+  int *kperm;            /* (pat_n) the LU's order of K's unknowns (the LDU's, and KLU's given one) */
   int zb_m;
   double *zb;   /* (m + 2) one contact's z */
   /* the body form (SYS_BODY): H's block pattern and a body vector */
@@ -907,7 +925,7 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
   return 0;
 }
 
-/* KLU's order of K's unknowns, kept. A fresh one is AMD on K (klu_analyze, without BTF); the
+/* the LU's order of K's unknowns, kept. A fresh one is AMD on K (klu_analyze, without BTF); the
  * contacts in that order (each at its first unknown) are kept as the order of the step's G
  * (s->corder), and a later active set on the same G takes it (keptOrder): its active contacts
  * in that order, contacts new to it last, each contact's unknowns together. Its LU's fill and
@@ -950,9 +968,9 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
 /* the kept order for the active set (its n unknowns into perm: the kept contacts that are
  * active, in order, then the active ones new to it, each contact's unknowns together), and
  * what an LU in that order holds, from its elimination tree over the contacts (each contact's
- * block of K dense, as assembled): *lnz entries of L below the diagonal and *flops (as KLU
- * estimates its own: c + 2 c^2 a column with c such entries) */
-static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *lnz, double *flops) {
+ * block of K dense, as assembled): *flops (as KLU estimates its own: c + 2 c^2 a column with c
+ * entries below the diagonal) */
+static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *flops) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, *act = s->oscr, *at = act + nc, *parent = at + nc, *anc = parent + nc, na = 0, k = 0;
   double *below = s->ocnt; /* unknowns below the diagonal in each active contact's column of L */
@@ -988,11 +1006,11 @@ static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, doub
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++)
       for (int c = at[G->col[t]]; c >= 0 && c < j && anc[c] != j; c = parent[c]) anc[c] = j, below[c] += rj;
   }
-  *lnz = *flops = 0.0;
+  *flops = 0.0;
   for (int j = 0; j < na; j++)
     for (int r = modeRows[s->mode[act[j]]], a = 0; a < r; a++) {
       double c = below[j] + (r - 1 - a);
-      *lnz += c, *flops += c + 2.0 * c * c;
+      *flops += c + 2.0 * c * c;
     }
 }
 
@@ -1070,8 +1088,8 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     int kept = 0;
     if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
-      double lnz, flops;
-      keptOrder(s, p, s->kperm, &lnz, &flops);
+      double flops;
+      keptOrder(s, p, s->kperm, &flops);
       if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
     }
     if (!kept) {
@@ -1534,7 +1552,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   st->products++;
   if (rn <= rtol) return 0; /* the start solves them already */
   /* K is assembled for a new analysis, and for a new factorization only */
-  /* the system factored: K (CHOLMOD when symmetric, else KLU), or H in the body form, whose
+  /* the system factored: K (CHOLMOD when symmetric, else the LDU or KLU), or H in the body form, whose
    * size nf is 6 nbody */
   int kind = bodyForm(s, p, form) ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
   int held = patternHeld(s, p, kind), rc = 0;

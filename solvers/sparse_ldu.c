@@ -119,7 +119,8 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
   /* C's columns above the diagonal (column k at A's column perm[k]'s place) and its diagonal,
    * with where each entry's transpose sits: with rows ascending in every column, column i's
    * rows j come in the order of the columns j that hold A(i, j), so one cursor a column (cnt)
-   * finds them, and checks the pattern's symmetry on the way */
+   * finds them. That every entry meets its cursor and every cursor ends at its column's end
+   * is the check: the pattern is symmetric and each column's rows ascend */
   for (int i = 0; i < n; i++) cnt[i] = Ap[i];
   for (int j = 0; j < n; j++) {
     int k = pinv[j], e = Ap[j];
@@ -127,7 +128,7 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
     f->Cd[k] = -1;
     for (int t = Ap[j]; t < Ap[j + 1]; t++) {
       int i = Ai[t], c = cnt[i], r = pinv[i];
-      if (c >= Ap[i + 1] || Ai[c] != j || (t > Ap[j] && Ai[t - 1] >= i)) {
+      if (c >= Ap[i + 1] || Ai[c] != j) {
         cd_free(work); /* rows not ascending, or A(i, j) without A(j, i) */
         return 1;
       }
