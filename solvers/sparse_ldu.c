@@ -216,7 +216,14 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
       cdPair wv = w[j];
       w[j] = (cdPair){0.0, 0.0};
       /* the rows of column j above k: both solves' updates at once */
-      for (int p = Lp[j]; p < at; p++) w[Li[p]] -= LU[p] * wv;
+      int p = Lp[j];
+      for (; p + 1 < at; p += 2) { /* (two rows a trip: the loop's own instructions halved) */
+        int i0 = Li[p], i1 = Li[p + 1];
+        cdPair a0 = LU[p] * wv, a1 = LU[p + 1] * wv;
+        w[i0] -= a0;
+        w[i1] -= a1;
+      }
+      if (p < at) w[Li[p]] -= LU[p] * wv;
       double l = wv[1] / d[j], u = wv[0] / d[j];
       LU[at] = (cdPair){l, u};
       dk -= l * wv[0];
@@ -246,13 +253,22 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
   for (int k = 0; k < n; k++) x[k] = b[perm[k]];
   for (int j = 0; j < n; j++) { /* L y = P b */
     double xj = x[j];
-    if (xj != 0.0)
-      for (int p = Lp[j]; p < Lp[j + 1]; p++) x[Li[p]] -= LU[p][0] * xj;
+    if (xj == 0.0) continue;
+    int p = Lp[j];
+    for (; p + 1 < Lp[j + 1]; p += 2) {
+      int i0 = Li[p], i1 = Li[p + 1];
+      double a0 = LU[p][0] * xj, a1 = LU[p + 1][0] * xj;
+      x[i0] -= a0;
+      x[i1] -= a1;
+    }
+    if (p < Lp[j + 1]) x[Li[p]] -= LU[p][0] * xj;
   }
   for (int k = 0; k < n; k++) x[k] /= d[k];
   for (int j = n - 1; j >= 0; j--) { /* U x = D^-1 y, by rows of U (columns of U^T) */
     double s = x[j];
-    for (int p = Lp[j]; p < Lp[j + 1]; p++) s -= LU[p][1] * x[Li[p]];
+    int p = Lp[j];
+    for (; p + 1 < Lp[j + 1]; p += 2) s = s - LU[p][1] * x[Li[p]] - LU[p + 1][1] * x[Li[p + 1]];
+    if (p < Lp[j + 1]) s -= LU[p][1] * x[Li[p]];
     x[j] = s;
   }
   for (int k = 0; k < n; k++) b[perm[k]] = x[k];
