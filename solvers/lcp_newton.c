@@ -67,10 +67,10 @@
  * the LDU, whose pivot test is KLU's threshold test at its Common.tol (1e-3) on the diagonal,
  * against the pivot's column and row. Measured on S2 10, its first 60 steps (callgrind, the
  * whole run, output every 400 steps): 308 factorizations of K, 1.36e8 flops: KLU's 2.02G
- * instructions (14.9 a flop; its given-order analyses 0.08G more) -> the LDU's 0.61G (4.5 a
+ * instructions (14.9 a flop; its given-order analyses 0.08G more) -> the LDU's 0.56G (4.2 a
  * flop) and its analyses 0.54G (308: an active set's pattern is new to nearly every
  * factorization, so the analysis costs about what the factorization does), solves 0.18G ->
- * 0.17G; this method 4.32G -> 3.36G, the run 11.84G -> 10.88G; one K fell back to KLU (AMD's
+ * 0.16G; this method 4.32G -> 3.30G, the run 11.84G -> 10.82G; one K fell back to KLU (AMD's
  * orders, by klu_analyze, 0.23G, as before). Its 400 steps:
  * 1,855 factorizations of K, the largest multiplier at most 10 in 1,696, 10-100 in 137,
  * 100-1000 in 16 and above 1000 in 6 (factored by KLU); every step converged (residual at most
