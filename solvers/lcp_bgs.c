@@ -61,7 +61,8 @@
  * sweeps; rigid clusters such as a ring of spheres or a stack of cubes make near-null
  * modes of G that Gauss-Seidel damps by a percent in tens of sweeps), the contacts around
  * the worst ones are taken as one larger block and solved exactly by Lemke (see the
- * cluster section below). Still block Gauss-Seidel: the fixed points are the LCP's.
+ * cluster section below; with the active-set tries, only after CLUSTER_WAIT sweeps). Still
+ * block Gauss-Seidel: the fixed points are the LCP's.
  * Stopping rule: cd_lcpResidual <= tolerance (||min(S z, A z + b)||_inf / ||g||_inf, impulses
  * as velocities: lcp.h), evaluated every second sweep, with the active-set tries only where
  * the sweep's largest block step says it may be near a threshold, at steps counted in
@@ -343,6 +344,16 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
                                each costs a dense Lemke, which degenerate clusters (redundant
                                box-box contacts) can drive to its pivot limit */
 #define CLUSTERS_A_STALL 4  /* clusters solved a stall, around the worst contacts left */
+/* with the active-set tries, the stall tests solve no cluster before this many sweeps: the
+ * tries carry the load of the whole problem at once, and clusters solved on an iterate still
+ * far from the step's modes made it worse. Measured on the 1000-sphere pile (S2 10, 400
+ * steps): 489 stalls solved clusters, 484 of them before 100 sweeps (most at 40 to 60), and
+ * 400 of the 489 raised the residual and were undone (each costs up to CLUSTERS_A_STALL dense
+ * Lemke solves and drops the idle contacts); callgrind of its first 150 steps, 50.39G ->
+ * 45.45G instructions (the clusters' Lemke 3.3G -> 0.34G), every step converged. With no
+ * clusters at all (44.75G) one step of the 400 took 5,450 iterations: the clusters after
+ * CLUSTER_WAIT keep the steps the tries cannot finish. */
+#define CLUSTER_WAIT 200
 
 typedef struct {
   int *loc;     /* (ncon) local index of a contact in the cluster, -1 outside */
@@ -863,7 +874,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       }
     }
     if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
-      if (res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES) {
+      if (res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES && (!tries || st.sweeps >= CLUSTER_WAIT)) {
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
