@@ -23,11 +23,15 @@
  * mu = 0): CHOLMOD, handed the upper triangle already in a fill-reducing order (AMD on the
  * active contacts' graph, each contact's unknowns together) and analysed in that order,
  * simplicial, so that no factorization transposes it (cd_cholmodPermuteUpper, shared with
- * ccp_hessian.c); sliding makes it unsymmetric: KLU (sparse LU with partial pivoting; no BLAS
- * and no large workspace, which made UMFPACK's page faults and BLAS threads most of a step on
- * the cube pyramid), without BTF (K of a pile is one block, or blocks AMD keeps apart) and
- * unscaled (K's rows are in velocity units already, its normal diagonal 1; partial pivoting
- * compares entries of one column, all in those units). Its order: AMD on K where no order is
+ * ccp_hessian.c); sliding makes it unsymmetric: an LDU with the diagonal as pivots on K's
+ * symmetric pattern (sparse_ldu.c: elimination tree and L's pattern once per pattern, an
+ * up-looking numeric factorization whose inner loop updates both triangular solves with one
+ * index), taken while every multiplier of L and U is at most 1 / LDU_TOL; where one is not,
+ * KLU (sparse LU with partial pivoting; no BLAS and no large workspace, which made UMFPACK's
+ * page faults and BLAS threads most of a step on the cube pyramid) factors that K in the same
+ * order, counted (lu_fallbacks), without BTF (K of a pile is one block, or blocks AMD keeps
+ * apart) and unscaled (K's rows are in velocity units already, its normal diagonal 1; partial
+ * pivoting compares entries of one column, all in those units). Its order: AMD on K where no order is
  * kept, else the kept one (keptOrder): the contacts in the order of the last AMD on the same G
  * (the active sets of a step and of its tries inside bgs share G; each new active set has a
  * new pattern, so nothing else of an analysis carries over), active contacts new to it last,
@@ -54,12 +58,27 @@
  * (factorizations 9.49G) but more sets over the bound (469 AMD): 70.5G; just after its last
  * neighbour: 9.59G, 332 AMD, 69.9G; that, with the order grown by each kept set's new
  * contacts and carried to the next step: 9.62G, 336 AMD, 70.5G; ORDER_SLACK 1.1: 9.41G, 418
- * AMD (analyses 0.86G -> 1.41G), 69.7G. KLU's pivots are the
+ * AMD (analyses 0.86G -> 1.41G), 69.7G. KLU's pivots were the
  * diagonal (27 off the diagonal in 1,124 factorizations; L and U as the analysis estimated in
- * all but 6), so its pivot tolerance (Common.tol) keeps no fill; on the 253 patterns AMD
+ * all but 6), so its pivot tolerance (Common.tol) kept no fill; on the 253 patterns AMD
  * ordered, METIS's order took 21 % more flops and CHOLMOD's NESDIS 1.3 % fewer. KLU's kernel
- * does ~12 instructions a flop of its estimate (9.71G for 0.82 Gflop): its columns are short
- * (L ~15 entries a column), and its depth-first search and pivot search are per entry. K is assembled only
+ * did ~12-15 instructions a flop of its estimate (9.71G for 0.82 Gflop): its columns are short
+ * (L ~10-15 entries a column), and its depth-first search and pivot search are per entry. Hence
+ * the LDU, whose pivot test is KLU's threshold test at its Common.tol (1e-3) on the diagonal,
+ * against the pivot's column and row. Measured on S2 10, its first 60 steps (callgrind, the
+ * whole run, output every 400 steps): 308 factorizations of K, 1.36e8 flops: KLU's 2.02G
+ * instructions (14.9 a flop; its given-order analyses 0.08G more) -> the LDU's 0.56G (4.2 a
+ * flop) and its analyses 0.54G (308: an active set's pattern is new to nearly every
+ * factorization, so the analysis costs about what the factorization does), solves 0.18G ->
+ * 0.16G; this method 4.32G -> 3.30G, the run 11.84G -> 10.82G; one K fell back to KLU (AMD's
+ * orders, by klu_analyze, 0.23G, as before). Its 400 steps: user CPU 11.49 s -> 10.61 s
+ * (medians of five alternating pairs against main's binary),
+ * 1,855 factorizations of K, the largest multiplier at most 10 in 1,696, 10-100 in 137,
+ * 100-1000 in 16 and above 1000 in 6 (factored by KLU); every step converged (residual at most
+ * 9.6e-9; main's 9.8e-9), trajectories apart from main's from step 21 (velocities 5e-16 m/s)
+ * by roundoff growing tenfold every ~10 steps as the pile lands (largest velocity difference
+ * 2e-8 m/s at step 100, 4e-5 at 150, 6e-2 at 200; positions 7e-7 m at 150, 0.1 m by 350: the
+ * pile's spheres then roll differently). K is assembled only
  * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
  * the steps 8.46G -> 8.40G); its products (refinement) go through G: K x = S C G B S x, one
  * block product.
@@ -168,6 +187,7 @@
 #include "lcp.h"
 #include "lcp_bgs.h"
 #include "linalg.h"
+#include "sparse_ldu.h"
 #include "vec3.h"
 
 /* the regularisation of K (dimensionless: K's normal diagonal is 1). A solve moves the
@@ -225,8 +245,8 @@
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
 
-/* how an active set's system is solved: K by KLU, K by CHOLMOD (symmetric), or K + REG I
- * through the bodies (the body form, H by KLU) */
+/* how an active set's system is solved: K by the LDU (KLU where its pivots fail), K by CHOLMOD
+ * (symmetric), or K + REG I through the bodies (the body form, H by KLU) */
 enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
 
 /* the body form is taken when K would have more than BODY_RATIO times the entries of H
@@ -236,8 +256,16 @@ enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
  * (S2 10) below 1 */
 #define BODY_RATIO 2.0
 
+/* the LDU's diagonal pivots are taken while every multiplier of L and U is at most 1 / LDU_TOL
+ * (sparse_ldu.c: KLU's threshold test of partial pivoting, at its default Common.tol), else K is
+ * factored by KLU */
+#define LDU_TOL 1e-3
+
 /* a kept order of K's unknowns (keptOrder) is taken while its LU's flops an unknown are at most
- * this many times those of the last fresh AMD */
+ * this many times those of the last fresh AMD. With the LDU (S2 10, first 60 steps, callgrind):
+ * 1.25: the method 3.30G, the run 10.82G; 1.5: 3.25G, 10.77G; 2: 3.25G, 10.76G (AMD 0.23G ->
+ * 0.14G, the LDU 0.56G -> 0.59G); 3 (no bound in effect): 3.29G, 10.81G; kept at 1.25, the
+ * differences being half a percent */
 #define ORDER_SLACK 1.25
 
 typedef struct cdPairKey {
@@ -258,8 +286,13 @@ struct cdLcpNewton {
   int *pinv;          /* (pat_n) new index of each unknown under P */
   int *pos;           /* (pat_nnz) where each entry of K sits in Ap */
   cholmod_dense *Bp;  /* (pat_n) a right side under P */
+  cdSparseLdu *ldu;   /* K's LDU with diagonal pivots (unsymmetric systems, sparse_ldu.c) */
+  int lu_klu;         /* 1: K's factorization held is KLU's (the LDU's pivots failed) */
+  double ldu_tol;     /* the LDU's pivot threshold (cdLcpNewtonOptions', LDU_TOL) */
+  double est_flops;   /* the analysed LU's flops (KLU's estimate, the same sum for the LDU) */
   klu_common kc;
-  klu_symbolic *ksym; /* KLU's analysis and factor (unsymmetric systems) */
+  klu_symbolic *ksym; /* KLU's analysis and factor: H (body form), and K where the LDU's pivots
+                         fail (analysed in the LDU's order then) */
   klu_numeric *knum;
   /* the pattern the current analysis is of */
   int pat_n, pat_nnz, pat_sym; /* pat_sym: the system kind (SYS_*), -1 none */
@@ -315,7 +348,7 @@ struct cdLcpNewton {
   size_t nzcap;
   int *Ki;
   double *Kx;
-  /* KLU's contact order kept (keepOrder) and what it is of: G's block pattern */
+  /* the LU's contact order kept (keepOrder) and what it is of: G's block pattern */
   int *corder;           /* (ord_na) contacts in elimination order */
   int ord_nc, ord_nnzb;  /* -1: none */
   int ord_na;
@@ -323,7 +356,7 @@ struct cdLcpNewton {
   int *ord_rowptr, *ord_col;
   int *oscr;             /* (4 ord_nc + unknowns) scratch */
   double *ocnt;          /* (ord_nc) keptOrder's counts */
-  int *kperm;            /* (pat_n) KLU's given order of K's unknowns */
+  int *kperm;            /* (pat_n) the LU's order of K's unknowns (the LDU's, and KLU's given one) */
   int zb_m;
   double *zb;   /* (m + 2) one contact's z */
   /* the body form (SYS_BODY): H's block pattern and a body vector */
@@ -361,6 +394,10 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   s->cc.print = 0;
   s->cc.quick_return_if_not_posdef = 1;
   klu_defaults(&s->kc);
+  if (!(s->ldu = cd_sparseLduMake())) {
+    cd_lcpNewtonFree(s);
+    return NULL;
+  }
   s->pat_sym = -1;
   s->key_nc = -1;
   s->ord_nc = -1;
@@ -392,6 +429,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->E) cholmod_free_dense(&s->E, &s->cc);
   if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
   if (s->cc_started) cholmod_finish(&s->cc);
+  cd_sparseLduFree(s->ldu);
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
@@ -891,7 +929,7 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
   return 0;
 }
 
-/* KLU's order of K's unknowns, kept. A fresh one is AMD on K (klu_analyze, without BTF); the
+/* the LU's order of K's unknowns, kept. A fresh one is AMD on K (klu_analyze, without BTF); the
  * contacts in that order (each at its first unknown) are kept as the order of the step's G
  * (s->corder), and a later active set on the same G takes it (keptOrder): its active contacts
  * in that order, contacts new to it last, each contact's unknowns together. Its LU's fill and
@@ -934,9 +972,9 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
 /* the kept order for the active set (its n unknowns into perm: the kept contacts that are
  * active, in order, then the active ones new to it, each contact's unknowns together), and
  * what an LU in that order holds, from its elimination tree over the contacts (each contact's
- * block of K dense, as assembled): *lnz entries of L below the diagonal and *flops (as KLU
- * estimates its own: c + 2 c^2 a column with c such entries) */
-static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *lnz, double *flops) {
+ * block of K dense, as assembled): *flops (as KLU estimates its own: c + 2 c^2 a column with c
+ * entries below the diagonal) */
+static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *flops) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, *act = s->oscr, *at = act + nc, *parent = at + nc, *anc = parent + nc, na = 0, k = 0;
   double *below = s->ocnt; /* unknowns below the diagonal in each active contact's column of L */
@@ -972,11 +1010,11 @@ static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, doub
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++)
       for (int c = at[G->col[t]]; c >= 0 && c < j && anc[c] != j; c = parent[c]) anc[c] = j, below[c] += rj;
   }
-  *lnz = *flops = 0.0;
+  *flops = 0.0;
   for (int j = 0; j < na; j++)
     for (int r = modeRows[s->mode[act[j]]], a = 0; a < r; a++) {
       double c = below[j] + (r - 1 - a);
-      *lnz += c, *flops += c + 2.0 * c * c;
+      *flops += c + 2.0 * c * c;
     }
 }
 
@@ -1049,31 +1087,31 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     cd_free(work);
     if (rc) return rc;
   } else if (kind == SYS_LU) {
-    /* KLU without BTF (K of a pile is one block, or blocks AMD keeps apart), in the kept
-     * order where it is good enough, else AMD's (above) */
-    s->kc.btf = 0;
+    /* the LDU in the kept order where it is good enough, else in AMD's (KLU's analysis,
+     * without BTF: K of a pile is one block, or blocks AMD keeps apart; kept for a fallback) */
+    int kept = 0;
+    if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
-      double lnz, flops;
-      if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
-      keptOrder(s, p, s->kperm, &lnz, &flops);
-      if (flops <= ORDER_SLACK * s->ord_flops * n && (s->ksym = klu_analyze_given(n, s->Kp, s->Ki, s->kperm, s->kperm, &s->kc))) {
-        /* (KLU estimates for its own orderings only) */
-        s->ksym->Lnz[0] = lnz;
-        s->ksym->lnz = s->ksym->unz = lnz + n;
-        s->ksym->est_flops = flops;
-        st->kept_orders++;
-      }
+      double flops;
+      keptOrder(s, p, s->kperm, &flops);
+      if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
     }
-    if (!s->ksym && (s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc)) && keepOrder(s, p, n)) {
+    if (!kept) {
+      s->kc.btf = 0;
+      s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc);
       s->kc.btf = 1;
-      return -1;
+      if (!s->ksym) return 1;
+      if (keepOrder(s, p, n)) return -1;
+      memcpy(s->kperm, s->ksym->Q, (size_t)n * sizeof(int));
     }
-    s->kc.btf = 1;
-    if (!s->ksym) return 1;
+    int rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
+    if (rc) return rc < 0 ? -1 : 1;
+    s->est_flops = cd_sparseLduFlops(s->ldu);
   } else {
     if (!(s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc))) {
       return 1;
     }
+    s->est_flops = s->ksym->est_flops;
   }
   memcpy(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int));
   memcpy(s->pat_i, s->Ki, (size_t)nnz * sizeof(int));
@@ -1081,11 +1119,13 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   return keepKey(s, p);
 }
 
-/* the numeric factorization of K + REG I (of H in the body form, with breg: n its size); 0
- * ok, 1 failed */
-static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
+/* the numeric factorization of K + REG I (of H in the body form, with breg: n its size): K's
+ * by the LDU, or by KLU in the LDU's order where the LDU's pivots fail (LDU_TOL; counted in
+ * st->lu_fallbacks); 0 ok, 1 failed */
+static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *st) {
   s->numeric = 0;
   s->refactored = 0;
+  s->lu_klu = 0;
   s->freg = kind == SYS_BODY ? s->breg : REG;
   if (kind == SYS_CHOL) {
     double *x = s->Ap->x;
@@ -1094,6 +1134,22 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh) {
     if (!cholmod_factorize(s->Ap, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
     s->numeric = 1;
     return 0;
+  }
+  if (kind == SYS_LU) {
+    if (!cd_sparseLduFactor(s->ldu, s->Kx, s->ldu_tol)) {
+      s->numeric = 1;
+      return 0;
+    }
+    /* a diagonal pivot failed the threshold: KLU with partial pivoting, analysed in the same
+     * order (without BTF) the first time */
+    st->lu_fallbacks++;
+    s->lu_klu = 1;
+    if (!s->ksym) {
+      s->kc.btf = 0;
+      s->ksym = klu_analyze_given(n, s->Kp, s->Ki, s->kperm, s->kperm, &s->kc);
+      s->kc.btf = 1;
+      if (!s->ksym) return 1;
+    }
   }
   /* K unscaled: its rows are in velocity units already, its normal diagonal 1 (S above); H's
    * mix masses and inertias, scaled by their largest entries (KLU's default) */
@@ -1135,6 +1191,10 @@ static int solve(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, dou
     return 0;
   }
   memcpy(x, b, (size_t)n * sizeof *x);
+  if (!s->lu_klu) {
+    cd_sparseLduSolve(s->ldu, x);
+    return 0;
+  }
   return !klu_solve(s->ksym, s->knum, n, 1, x, &s->kc);
 }
 
@@ -1429,7 +1489,7 @@ static int refine(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, do
  * refine from s->q; 0 ok, 1 the factorization or a solve failed, CD_ERR_NOMEM */
 static int refactorAndRefine(cdLcpNewton *s, const cdContactProblem *p, int n, int nf, int kind, double rtol,
                              double *rn, cdLcpNewtonStats *st) {
-  if (factor(s, nf, kind, 1)) {
+  if (factor(s, nf, kind, 1, st)) {
     dropAnalysis(s);
     return s->kc.status == KLU_OUT_OF_MEMORY ? CD_ERR_NOMEM : 1;
   }
@@ -1496,7 +1556,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   st->products++;
   if (rn <= rtol) return 0; /* the start solves them already */
   /* K is assembled for a new analysis, and for a new factorization only */
-  /* the system factored: K (CHOLMOD when symmetric, else KLU), or H in the body form, whose
+  /* the system factored: K (CHOLMOD when symmetric, else the LDU or KLU), or H in the body form, whose
    * size nf is 6 nbody */
   int kind = bodyForm(s, p, form) ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
   int held = patternHeld(s, p, kind), rc = 0;
@@ -1506,7 +1566,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
     rc = analyse(s, p, nf, kind, st);
     if (rc < 0) return CD_ERR_NOMEM;
   }
-  if (!rc && kind != SYS_CHOL && flops_max > 0 && s->ksym->est_flops > flops_max * n) return 2;
+  if (!rc && kind != SYS_CHOL && flops_max > 0 && s->est_flops > flops_max * n) return 2;
   if (!rc && held && s->numeric) {
     rc = refine(s, p, n, kind, rtol, REUSE_RATE, &rn, st);
     if (rc == CD_ERR_NOMEM) return rc;
@@ -1515,7 +1575,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   }
   if (!rc && held && (rc = buildDelassus(p, lazy, kind))) return rc;
   if (!rc && held && (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym))) return CD_ERR_NOMEM;
-  if (rc || factor(s, nf, kind, 0)) {
+  if (rc || factor(s, nf, kind, 0, st)) {
     int oom = kind == SYS_CHOL ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
     dropAnalysis(s);
     return oom ? CD_ERR_NOMEM : 1;
@@ -1559,6 +1619,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   s->pg_valid = 0;
   double vs = cd_contactProblemVelocityScale(p);
   s->ez = z, s->eD = D, s->em = m, s->etol = tol * vs;
+  s->ldu_tol = opt && opt->ldu_tol > 0 ? opt->ldu_tol : LDU_TOL;
   for (int i = 0; i < nc; i++) {
     double me = cd_contactProblemMeff(p, i);
     s->sq[i] = sqrt(me), s->wi[i] = 1.0 / me, s->turn[i] = stickFrame(p, i);

@@ -1,7 +1,8 @@
 /* lcp_newton.h: the Anitescu-Hart LCP (layout in lcp.h) by active sets: each contact's mode
  * turns its complementarity rows into linear equations, the whole active set is solved by a
- * sparse direct factorization (CHOLMOD where it is symmetric, KLU where sliding friction
- * makes it unsymmetric; through the bodies where that system is the smaller), and the modes that the solution violates change, the largest
+ * sparse direct factorization (CHOLMOD where it is symmetric, an LDU with diagonal pivots
+ * where sliding friction makes it unsymmetric, KLU where those pivots fail; through the bodies,
+ * by KLU, where that system is the smaller), and the modes that the solution violates change, the largest
  * violations first. lcp_newton.c has the math. */
 #ifndef CD_LCP_NEWTON_H
 #define CD_LCP_NEWTON_H
@@ -14,8 +15,11 @@ typedef struct cdLcpNewtonOptions {
   double tolerance;   /* stop when cd_lcpResidual <= tolerance; 0: 1e-8 */
   int max_iterations; /* active sets solved at most; 0: CD_LCP_NEWTON_ITERATIONS */
   double lu_flops_max; /* > 0: stop (stats->costly) at an unsymmetric active set whose LU would
-                          take more than this many flops an unknown (KLU's estimate from its
-                          ordering, before the factorization); 0: no bound */
+                          take more than this many flops an unknown (estimated from its order's
+                          symbolic analysis, before the factorization); 0: no bound */
+  double ldu_tol;      /* the threshold of the LDU's diagonal pivots (sparse_ldu.h): an unsymmetric K
+                          whose LDU has a multiplier above 1 / ldu_tol is factored by KLU with
+                          partial pivoting instead (stats->lu_fallbacks); in (0, 1], 0: 1e-3 */
   int form;            /* the system each active set factors: CD_LCP_NEWTON_FORM_AUTO (0: the body form
                           where it is the smaller, lcp_newton.c), _CONTACT (K always) or _BODY (the
                           body form wherever the problem has its velocity-space form) */
@@ -48,6 +52,8 @@ typedef struct cdLcpNewtonStats {
   int mode_changes;   /* contacts whose mode changed, summed over the iterations */
   int symmetric;      /* iterations whose system was symmetric (CHOLMOD), the rest KLU */
   int body;           /* factorizations of the body form (H, through the bodies; KLU) */
+  int lu_fallbacks;   /* unsymmetric K factored by KLU because a diagonal pivot of its LDU
+                         failed the threshold test (lcp_newton.c, LDU_TOL) */
   double residual;    /* cd_lcpResidual of the returned z */
   int converged;      /* residual <= tolerance */
   int costly;         /* 1: stopped at an active set over lu_flops_max (not converged) */

@@ -1087,6 +1087,65 @@ CD_TEST(lcpNewtonKeptOrderSolvesAsAFreshOneAndKeepsTheCostBound) {
   free(z), free(zf), free(z5), free(lam), free(lamf), free(work);
 }
 
+CD_TEST(lcpNewtonFactorsByKluWhereTheLduPivotsFailAndAnswersTheSame) {
+  /* an unsymmetric K is factored by the LDU with diagonal pivots (sparse_ldu.c) while every
+   * multiplier passes the threshold, else by KLU with partial pivoting, counted
+   * (lu_fallbacks). Random coupled problems with sliding contacts, solved from 5 bgs sweeps'
+   * iterate at the default threshold and at 1 (every multiplier above 1 refused): the second
+   * takes KLU's path, solves the same active sets to the same best residual (converged or
+   * not: most of these starts are far from the answer), and where it converges meets the
+   * tolerance with the first's velocities (unique; to the tolerance) */
+  const int m = 4, nc = 40, n = cd_lcpSize(nc, m);
+  double D[8];
+  cd_lcpDirections(m, D);
+  double *za = calloc((size_t)n, sizeof *za), *zb = calloc((size_t)n, sizeof *zb);
+  double *la = calloc(3 * (size_t)nc, sizeof *la), *lb = calloc(3 * (size_t)nc, sizeof *lb);
+  double *work = calloc(6 * (size_t)nc, sizeof *work);
+  CHECK(za && zb && la && lb && work);
+  if (!za || !zb || !la || !lb || !work) return;
+  g_rng = 9191;
+  int fallbacks = 0, default_fallbacks = 0, lu = 0, compared = 0;
+  for (int trial = 0; trial < 12; trial++) {
+    cdContactProblem p;
+    CHECK(randomProblem(&p, nc, 16, 0.02, 0.1, NULL, NULL) == 0);
+    cdLcpNewton *sa = cd_lcpNewtonMake(), *sb = cd_lcpNewtonMake();
+    CHECK(sa && sb);
+    memset(za, 0, (size_t)n * sizeof *za);
+    cdBgsOptions b5 = {.tolerance = 1e-10, .max_sweeps = 5};
+    CHECK(cd_bgsSolve(&p, m, D, za, &b5, NULL) == CD_OK);
+    memcpy(zb, za, (size_t)n * sizeof *zb);
+    cdLcpNewtonOptions oa = {.tolerance = 1e-10}, ob = {.tolerance = 1e-10, .ldu_tol = 1.0};
+    cdLcpNewtonStats a, b;
+    CHECK(sa && sb && cd_lcpNewtonSolve(sa, &p, m, D, za, &oa, &a) == CD_OK);
+    CHECK(sa && sb && cd_lcpNewtonSolve(sb, &p, m, D, zb, &ob, &b) == CD_OK);
+    lu += a.factorizations - a.symmetric - a.body;
+    default_fallbacks += a.lu_fallbacks, fallbacks += b.lu_fallbacks;
+    printf("    trial %d: %d LU factorizations, %d by KLU, residual %.1e; threshold 1: %d, %d by KLU, %.1e\n", trial,
+           a.factorizations - a.symmetric - a.body, a.lu_fallbacks, a.residual, b.factorizations - b.symmetric - b.body,
+           b.lu_fallbacks, b.residual);
+    CHECK(b.lu_fallbacks <= b.factorizations - b.symmetric - b.body);
+    /* the same active sets, each solved to the same iterate (the method's best residual, to
+     * roundoff, converged or not) */
+    CHECK_MSG(b.iterations == a.iterations && fabs(b.residual - a.residual) <= 1e-6 * a.residual + 1e-12,
+              "trial %d: %d active sets, residual %.6g; with KLU's fallbacks %d, %.6g", trial, a.iterations, a.residual,
+              b.iterations, b.residual);
+    CHECK_MSG(b.converged || !a.converged, "trial %d: converged with the LDU, not with KLU's fallbacks", trial);
+    if (b.converged) CHECK(cd_lcpResidual(&p, m, D, zb, work) <= 1e-10);
+    if (a.converged && b.converged) {
+      compared++;
+      cd_lcpLambdaFromZ(nc, m, D, za, la), cd_lcpLambdaFromZ(nc, m, D, zb, lb);
+      double du = velocityGap(&p, la, lb), vs = cd_contactProblemVelocityScale(&p);
+      CHECK_MSG(du <= 1e-8 * vs, "trial %d: velocities differ by %.3g m/s", trial, du);
+    }
+    cd_lcpNewtonFree(sa), cd_lcpNewtonFree(sb);
+    cd_contactProblemFree(&p);
+  }
+  printf("    %d LU factorizations (%d by KLU at the default threshold); at threshold 1, %d by KLU; %d answers compared\n",
+         lu, default_fallbacks, fallbacks, compared);
+  CHECK(lu >= 1 && fallbacks >= 1 && compared >= 1);
+  free(za), free(zb), free(la), free(lb), free(work);
+}
+
 /* ---- options and names ---- */
 
 CD_TEST(lcpBackendRejectsBadOptionsWithOneLine) {

@@ -1,0 +1,333 @@
+/* test_sparse_ldu.c: the sparse LDU with diagonal pivots (solvers/sparse_ldu.c) against dense
+ * elimination: its solves against a dense LU with partial pivoting on random unsymmetric
+ * matrices of structurally symmetric patterns (several sizes, orders that fill), its fill
+ * and flops against a dense symbolic elimination, its threshold test refusing small pivots
+ * (and a factorization after a refusal), and patterns it must reject. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sparse_ldu.h"
+#include "test.h"
+
+static uint64_t g_rng;
+static double rnd(void) {
+  g_rng ^= g_rng >> 12;
+  g_rng ^= g_rng << 25;
+  g_rng ^= g_rng >> 27;
+  return (double)((g_rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* a dense n x n matrix (column-major) in compressed columns, rows ascending: the entries
+ * that the pattern pat (n x n, column-major, 0/1) marks */
+typedef struct {
+  int n, *Ap, *Ai;
+  double *Ax;
+} sparse;
+
+static void toSparse(int n, const unsigned char *pat, const double *A, sparse *S) {
+  int nnz = 0;
+  for (int k = 0; k < n * n; k++) nnz += pat[k];
+  S->n = n;
+  S->Ap = malloc((size_t)(n + 1) * sizeof(int));
+  S->Ai = malloc((size_t)(nnz + 1) * sizeof(int));
+  S->Ax = malloc((size_t)(nnz + 1) * sizeof(double));
+  int e = 0;
+  for (int j = 0; j < n; j++) {
+    S->Ap[j] = e;
+    for (int i = 0; i < n; i++)
+      if (pat[i + n * j]) S->Ai[e] = i, S->Ax[e] = A[i + n * j], e++;
+  }
+  S->Ap[n] = e;
+}
+
+static void freeSparse(sparse *S) { free(S->Ap), free(S->Ai), free(S->Ax); }
+
+/* x = A^-1 b by a dense LU with partial pivoting (A column-major, n x n, overwritten) */
+static void denseSolve(int n, double *A, double *b) {
+  for (int k = 0; k < n; k++) {
+    int pr = k;
+    for (int i = k + 1; i < n; i++)
+      if (fabs(A[i + n * k]) > fabs(A[pr + n * k])) pr = i;
+    if (pr != k) {
+      for (int j = 0; j < n; j++) {
+        double t = A[k + n * j];
+        A[k + n * j] = A[pr + n * j], A[pr + n * j] = t;
+      }
+      double t = b[k];
+      b[k] = b[pr], b[pr] = t;
+    }
+    for (int i = k + 1; i < n; i++) {
+      double l = A[i + n * k] / A[k + n * k];
+      for (int j = k + 1; j < n; j++) A[i + n * j] -= l * A[k + n * j];
+      b[i] -= l * b[k];
+    }
+  }
+  for (int k = n - 1; k >= 0; k--) {
+    double s = b[k];
+    for (int j = k + 1; j < n; j++) s -= A[k + n * j] * b[j];
+    b[k] = s / A[k + n * k];
+  }
+}
+
+/* the flops of an LU without pivoting of P A P^T's pattern (dense symbolic elimination: the
+ * fill of the Cholesky factor), as KLU estimates: sum over columns of c + 2 c^2 */
+static double denseSymbolicFlops(int n, const unsigned char *pat, const int *perm) {
+  unsigned char *M = malloc((size_t)n * n);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) M[i + n * j] = pat[perm[i] + n * perm[j]];
+  double flops = 0.0;
+  for (int k = 0; k < n; k++) {
+    int c = 0;
+    for (int i = k + 1; i < n; i++) c += M[i + n * k] != 0;
+    flops += c + 2.0 * c * c;
+    for (int i = k + 1; i < n; i++)
+      if (M[i + n * k])
+        for (int j = k + 1; j < n; j++)
+          if (M[k + n * j]) M[i + n * j] = M[j + n * i] = 1;
+  }
+  free(M);
+  return flops;
+}
+
+/* a random structurally symmetric pattern of n with about deg off-diagonal entries a row
+ * (the diagonal always) and unsymmetric values, each diagonal entry dom times its row's and
+ * column's off-diagonal sums (dom > 1: every diagonal pivot passes any threshold) */
+static void randomMatrix(int n, double deg, double dom, unsigned char *pat, double *A) {
+  memset(pat, 0, (size_t)n * n);
+  memset(A, 0, (size_t)n * n * sizeof *A);
+  for (int j = 0; j < n; j++)
+    for (int i = j + 1; i < n; i++)
+      if (rnd() < deg / n) {
+        pat[i + n * j] = pat[j + n * i] = 1;
+        A[i + n * j] = 2.0 * rnd() - 1.0;
+        A[j + n * i] = 2.0 * rnd() - 1.0;
+      }
+  for (int k = 0; k < n; k++) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+      if (i != k) s += fabs(A[i + n * k]) + fabs(A[k + n * i]);
+    pat[k + n * k] = 1;
+    A[k + n * k] = (rnd() < 0.5 ? -1.0 : 1.0) * (dom * s + 0.1);
+  }
+}
+
+static void randomPerm(int n, int *perm) {
+  for (int k = 0; k < n; k++) perm[k] = k;
+  for (int k = n - 1; k > 0; k--) {
+    int r = (int)(rnd() * (k + 1)), t = perm[k];
+    perm[k] = perm[r], perm[r] = t;
+  }
+}
+
+CD_TEST(sparseLduSolvesAsADenseLuOnRandomSymmetricPatterns) {
+  /* random unsymmetric values on structurally symmetric patterns (sizes 1 to 240, 2 to 6
+   * off-diagonal entries a row) in random orders (which fill): A^-1 b by the LDU against a
+   * dense LU with partial pivoting for several right sides, to 1e-12 relative (the matrices
+   * are diagonally dominant: condition numbers below ~10); its flops estimate is a dense
+   * symbolic elimination's, to the flop (the pattern of L is the Cholesky factor's); a second
+   * factorization of new values on the same analysis solves as well */
+  static const int sizes[] = {1, 2, 7, 30, 90, 240};
+  g_rng = 1517;
+  for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+    int n = sizes[c];
+    unsigned char *pat = malloc((size_t)n * n);
+    double *A = malloc((size_t)n * n * sizeof *A), *Ad = malloc((size_t)n * n * sizeof *Ad);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    int *perm = malloc((size_t)n * sizeof *perm);
+    cdSparseLdu *f = cd_sparseLduMake();
+    CHECK(pat && A && Ad && b && x && perm && f);
+    if (!pat || !A || !Ad || !b || !x || !perm || !f) return;
+    double deg = 2.0 + 4.0 * rnd();
+    randomMatrix(n, deg, 1.05, pat, A);
+    randomPerm(n, perm);
+    sparse S;
+    toSparse(n, pat, A, &S);
+    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
+    double want = denseSymbolicFlops(n, pat, perm);
+    CHECK_MSG(cd_sparseLduFlops(f) == want, "n %d: flops %.17g, dense symbolic %.17g", n, cd_sparseLduFlops(f), want);
+    double worst = 0.0;
+    for (int round = 0; round < 2; round++) {
+      if (round) { /* new values, the same pattern and analysis */
+        memset(A, 0, (size_t)n * n * sizeof *A);
+        for (int j = 0; j < n; j++)
+          for (int t = S.Ap[j]; t < S.Ap[j + 1]; t++)
+            if (S.Ai[t] != j) A[S.Ai[t] + n * j] = 3.0 * rnd() - 1.5;
+        for (int k = 0; k < n; k++) {
+          double s = 0.0;
+          for (int i = 0; i < n; i++)
+            if (i != k) s += fabs(A[i + n * k]) + fabs(A[k + n * i]);
+          A[k + n * k] = 1.05 * s + 0.1;
+        }
+        for (int j = 0; j < n; j++)
+          for (int t = S.Ap[j]; t < S.Ap[j + 1]; t++) S.Ax[t] = A[S.Ai[t] + n * j];
+      }
+      CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0 && cd_sparseLduFailedPivot(f) == -1);
+      for (int rhs = 0; rhs < 3; rhs++) {
+        for (int k = 0; k < n; k++) b[k] = x[k] = 2.0 * rnd() - 1.0;
+        memcpy(Ad, A, (size_t)n * n * sizeof *A);
+        denseSolve(n, Ad, b);
+        cd_sparseLduSolve(f, x);
+        double err = 0.0, size = 0.0;
+        for (int k = 0; k < n; k++) {
+          err = fmax(err, fabs(x[k] - b[k]));
+          size = fmax(size, fabs(b[k]));
+        }
+        worst = fmax(worst, err / size);
+      }
+    }
+    printf("    n %3d: %.0f flops, solves within %.1e of the dense LU's\n", n, want, worst);
+    CHECK_MSG(worst <= 1e-12, "n %d: solves %.3g from the dense LU's", n, worst);
+    freeSparse(&S);
+    cd_sparseLduFree(f);
+    free(pat), free(A), free(Ad), free(b), free(x), free(perm);
+  }
+}
+
+CD_TEST(sparseLduSolvesBlockPatternsAsADenseLu) {
+  /* the active-set method's pattern: contacts of 1 to 3 unknowns, each contact's block and
+   * each block between two coupled contacts dense, the contacts in a random order with each
+   * one's unknowns together (columns of a supernode, fused in the factorization); solves
+   * against a dense LU with partial pivoting to 1e-12 relative, flops against a dense
+   * symbolic elimination */
+  static const int ncs[] = {3, 25, 120};
+  g_rng = 4711;
+  for (size_t c = 0; c < sizeof ncs / sizeof *ncs; c++) {
+    int nc = ncs[c], *r = malloc((size_t)nc * sizeof(int)), *off = malloc((size_t)(nc + 1) * sizeof(int));
+    int *cperm = malloc((size_t)nc * sizeof(int));
+    off[0] = 0;
+    for (int i = 0; i < nc; i++) r[i] = 1 + (int)(rnd() * 3), off[i + 1] = off[i] + r[i];
+    int n = off[nc];
+    unsigned char *pat = calloc((size_t)n * n, 1);
+    double *A = calloc((size_t)n * n, sizeof *A), *Ad = malloc((size_t)n * n * sizeof *Ad);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    int *perm = malloc((size_t)n * sizeof *perm);
+    cdSparseLdu *f = cd_sparseLduMake();
+    CHECK(r && off && cperm && pat && A && Ad && b && x && perm && f);
+    if (!r || !off || !cperm || !pat || !A || !Ad || !b || !x || !perm || !f) return;
+    for (int i = 0; i < nc; i++)
+      for (int j = 0; j <= i; j++) {
+        if (i != j && rnd() >= 4.0 / nc) continue;
+        for (int a = off[i]; a < off[i + 1]; a++)
+          for (int e = off[j]; e < off[j + 1]; e++) {
+            pat[a + n * e] = pat[e + n * a] = 1;
+            A[a + n * e] = 2.0 * rnd() - 1.0;
+            A[e + n * a] = 2.0 * rnd() - 1.0;
+          }
+      }
+    for (int k = 0; k < n; k++) {
+      double sum = 0.0;
+      for (int i = 0; i < n; i++)
+        if (i != k) sum += fabs(A[i + n * k]) + fabs(A[k + n * i]);
+      A[k + n * k] = 1.05 * sum + 0.1;
+    }
+    randomPerm(nc, cperm);
+    for (int i = 0, k = 0; i < nc; i++)
+      for (int a = off[cperm[i]]; a < off[cperm[i] + 1]; a++) perm[k++] = a;
+    sparse S;
+    toSparse(n, pat, A, &S);
+    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
+    double want = denseSymbolicFlops(n, pat, perm), worst = 0.0;
+    CHECK_MSG(cd_sparseLduFlops(f) == want, "%d contacts: flops %.17g, dense symbolic %.17g", nc, cd_sparseLduFlops(f),
+              want);
+    CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
+    for (int rhs = 0; rhs < 3; rhs++) {
+      for (int k = 0; k < n; k++) b[k] = x[k] = 2.0 * rnd() - 1.0;
+      memcpy(Ad, A, (size_t)n * n * sizeof *A);
+      denseSolve(n, Ad, b);
+      cd_sparseLduSolve(f, x);
+      double err = 0.0, size = 0.0;
+      for (int k = 0; k < n; k++) err = fmax(err, fabs(x[k] - b[k])), size = fmax(size, fabs(b[k]));
+      worst = fmax(worst, err / size);
+    }
+    printf("    %3d contacts, %3d unknowns: %.0f flops, solves within %.1e of the dense LU's\n", nc, n, want, worst);
+    CHECK_MSG(worst <= 1e-12, "%d contacts: solves %.3g from the dense LU's", nc, worst);
+    freeSparse(&S);
+    cd_sparseLduFree(f);
+    free(r), free(off), free(cperm), free(pat), free(A), free(Ad), free(b), free(x), free(perm);
+  }
+}
+
+CD_TEST(sparseLduTakesAZeroFreePivotWhereTheDiagonalIsAbsent) {
+  /* A = [2 1; 1 .] without the (1, 1) entry: d = (2, -1/2), x = A^-1 b exactly */
+  int Ap[3] = {0, 2, 3}, Ai[3] = {0, 1, 0};
+  double Ax[3] = {2.0, 1.0, 1.0}, b[2] = {3.0, 1.0};
+  cdSparseLdu *f = cd_sparseLduMake();
+  CHECK(f && cd_sparseLduAnalyse(f, 2, Ap, Ai, NULL) == 0 && cd_sparseLduFactor(f, Ax, 1e-3) == 0);
+  if (!f) return;
+  cd_sparseLduSolve(f, b); /* 2 x0 + x1 = 3, x0 = 1 */
+  CHECK_NEAR(b[0], 1.0, 1e-15);
+  CHECK_NEAR(b[1], 1.0, 1e-15);
+  cd_sparseLduFree(f);
+}
+
+CD_TEST(sparseLduRefusesPivotsThatFailTheThreshold) {
+  /* [e 1; 1 1]: L(1, 0) = 1 / e. With e = 1e-6 the multiplier 1e6 fails the threshold 1e-3
+   * (KLU would pivot there), and passes 1e-7 with the exact solve; a zero pivot fails any
+   * threshold; and after a refusal the same analysis factors and solves a good matrix (the
+   * workspace was left clean) */
+  int Ap[3] = {0, 2, 4}, Ai[4] = {0, 1, 0, 1};
+  double Ax[4] = {1e-6, 1.0, 1.0, 1.0};
+  cdSparseLdu *f = cd_sparseLduMake();
+  CHECK(f && cd_sparseLduAnalyse(f, 2, Ap, Ai, NULL) == 0);
+  if (!f) return;
+  CHECK(cd_sparseLduFactor(f, Ax, 1e-3) == 1);
+  CHECK(cd_sparseLduFailedPivot(f) == 1 && cd_sparseLduGrowth(f) >= 1e6 * (1 - 1e-12));
+  CHECK(cd_sparseLduFactor(f, Ax, 1e-7) == 0 && cd_sparseLduFailedPivot(f) == -1);
+  double b[2] = {1.0, 2.0}; /* x = (1, 1 - 1e-6) / (1 - 1e-6) */
+  cd_sparseLduSolve(f, b);
+  CHECK_NEAR(b[0], 1.0 / (1.0 - 1e-6), 1e-9);
+  CHECK_NEAR(b[1], (1.0 - 2e-6) / (1.0 - 1e-6), 1e-9);
+  double Z[4] = {0.0, 1.0, 1.0, 0.0};
+  CHECK(cd_sparseLduFactor(f, Z, 1e-3) == 1 && cd_sparseLduFailedPivot(f) == 0);
+  /* a random matrix of 60 with one small diagonal entry: refused at or after that pivot */
+  g_rng = 77;
+  int n = 60;
+  unsigned char *pat = malloc((size_t)n * n);
+  double *A = malloc((size_t)n * n * sizeof *A), *Ad = malloc((size_t)n * n * sizeof *Ad);
+  double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+  int *perm = malloc((size_t)n * sizeof *perm), bad = -1;
+  CHECK(pat && A && Ad && x && y && perm);
+  if (!pat || !A || !Ad || !x || !y || !perm) return;
+  randomMatrix(n, 6.0, 1.05, pat, A);
+  randomPerm(n, perm);
+  for (int k = 0; k < n && bad < 0; k++) /* the first pivot with neighbours after it in the order */
+    for (int i = k + 1; i < n; i++)
+      if (pat[perm[i] + n * perm[k]]) bad = k;
+  double keep = A[perm[bad] + n * perm[bad]];
+  A[perm[bad] + n * perm[bad]] = 1e-9;
+  sparse S;
+  toSparse(n, pat, A, &S);
+  CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
+  CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 1);
+  CHECK_MSG(cd_sparseLduFailedPivot(f) > bad, "refused at %d, the small pivot is %d", cd_sparseLduFailedPivot(f), bad);
+  A[perm[bad] + n * perm[bad]] = keep;
+  freeSparse(&S);
+  toSparse(n, pat, A, &S);
+  CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
+  for (int k = 0; k < n; k++) x[k] = y[k] = rnd() - 0.5;
+  memcpy(Ad, A, (size_t)n * n * sizeof *A);
+  denseSolve(n, Ad, y);
+  cd_sparseLduSolve(f, x);
+  double err = 0.0;
+  for (int k = 0; k < n; k++) err = fmax(err, fabs(x[k] - y[k]));
+  CHECK_MSG(err <= 1e-12, "after a refusal: solve %.3g from the dense LU's", err);
+  freeSparse(&S);
+  free(pat), free(A), free(Ad), free(x), free(y), free(perm);
+  cd_sparseLduFree(f);
+}
+
+CD_TEST(sparseLduRejectsPatternsThatAreNotSymmetricOrNotSorted) {
+  cdSparseLdu *f = cd_sparseLduMake();
+  CHECK(f != NULL);
+  if (!f) return;
+  int Ap1[3] = {0, 2, 3}, Ai1[3] = {0, 1, 1}; /* (1, 0) without (0, 1) */
+  CHECK(cd_sparseLduAnalyse(f, 2, Ap1, Ai1, NULL) == 1);
+  int Ap2[3] = {0, 1, 3}, Ai2[3] = {0, 0, 1}; /* (0, 1) without (1, 0) */
+  CHECK(cd_sparseLduAnalyse(f, 2, Ap2, Ai2, NULL) == 1);
+  int Ap3[3] = {0, 2, 4}, Ai3[4] = {1, 0, 0, 1}; /* column 0's rows descending */
+  CHECK(cd_sparseLduAnalyse(f, 2, Ap3, Ai3, NULL) == 1);
+  double Ax[4] = {1.0, 1.0, 1.0, 1.0};
+  CHECK(cd_sparseLduFactor(f, Ax, 1e-3) == -1); /* no analysis held */
+  cd_sparseLduFree(f);
+}
