@@ -350,9 +350,11 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
  * steps): 489 stalls solved clusters, 484 of them before 100 sweeps (most at 40 to 60), and
  * 400 of the 489 raised the residual and were undone (each costs up to CLUSTERS_A_STALL dense
  * Lemke solves and drops the idle contacts); callgrind of its first 150 steps, 50.39G ->
- * 45.45G instructions (the clusters' Lemke 3.3G -> 0.34G), every step converged. With no
- * clusters at all (44.75G) one step of the 400 took 5,450 iterations: the clusters after
- * CLUSTER_WAIT keep the steps the tries cannot finish. */
+ * 45.45G instructions (the clusters' Lemke 3.3G -> 0.34G), every step converged; with the
+ * LDU (sparse_ldu.c), all 400 steps: 86.66G -> 78.53G (100 sweeps: 79.90G). On five piles of
+ * that kind (tests/bench/HISTORY.md) user CPU 59.3 -> 52.9 s summed, faster in 9 of 10 pairs.
+ * With no clusters at all one step of the 400 took 5,450 iterations. Which steps crawl moves
+ * with the trajectory: on each setting some pile has a step at 20-47x its median. */
 #define CLUSTER_WAIT 200
 
 typedef struct {
