@@ -10,7 +10,17 @@
 #define CD_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* a uniform number in [0, 1) from the xorshift64* generator state *x (nonzero): the random
+ * problems of the solver tests, each seeding its own state for a reproducible sequence */
+static inline double cd_testRandom(uint64_t *x) {
+  *x ^= *x >> 12;
+  *x ^= *x << 25;
+  *x ^= *x >> 27;
+  return (double)((*x * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 typedef void (*cdTestFn)(void);
 void cd_testRegister(const char *name, const char *file, cdTestFn fn);

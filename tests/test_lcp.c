@@ -16,12 +16,7 @@
 #include "test.h"
 
 static uint64_t g_rng;
-static double rnd(void) {
-  g_rng ^= g_rng >> 12;
-  g_rng ^= g_rng << 25;
-  g_rng ^= g_rng >> 27;
-  return (double)((g_rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
+static double rnd(void) { return cd_testRandom(&g_rng); }
 static double rndIn(double lo, double hi) { return lo + (hi - lo) * rnd(); }
 
 /* ---- problem construction ---- */

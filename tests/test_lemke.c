@@ -13,12 +13,7 @@
 
 /* deterministic generator (xorshift64*) so every run sees the same problems */
 static uint64_t g_rng;
-static double rnd(void) { /* uniform in [0, 1) */
-  g_rng ^= g_rng >> 12;
-  g_rng ^= g_rng << 25;
-  g_rng ^= g_rng >> 27;
-  return (double)((g_rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
+static double rnd(void) { return cd_testRandom(&g_rng); }
 static double rndIn(double lo, double hi) { return lo + (hi - lo) * rnd(); }
 
 /* solves the k x k column-major system F x = y in place (Gaussian elimination with partial

@@ -11,12 +11,7 @@
 #include "test.h"
 
 static uint64_t g_rng;
-static double rnd(void) {
-  g_rng ^= g_rng >> 12;
-  g_rng ^= g_rng << 25;
-  g_rng ^= g_rng >> 27;
-  return (double)((g_rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
+static double rnd(void) { return cd_testRandom(&g_rng); }
 
 /* a dense n x n matrix (column-major) in compressed columns, rows ascending: the entries
  * that the pattern pat (n x n, column-major, 0/1) marks */
@@ -90,6 +85,18 @@ static double denseSymbolicFlops(int n, const unsigned char *pat, const int *per
   return flops;
 }
 
+/* the diagonal of the dense n x n A (and its pattern pat) set to dom times each row's and
+ * column's off-diagonal sums plus 0.1, of a random sign where signs (else positive) */
+static void dominantDiagonal(int n, double dom, int signs, unsigned char *pat, double *A) {
+  for (int k = 0; k < n; k++) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+      if (i != k) s += fabs(A[i + n * k]) + fabs(A[k + n * i]);
+    pat[k + n * k] = 1;
+    A[k + n * k] = (signs && rnd() < 0.5 ? -1.0 : 1.0) * (dom * s + 0.1);
+  }
+}
+
 /* a random structurally symmetric pattern of n with about deg off-diagonal entries a row
  * (the diagonal always) and unsymmetric values, each diagonal entry dom times its row's and
  * column's off-diagonal sums (dom > 1: every diagonal pivot passes any threshold) */
@@ -103,13 +110,7 @@ static void randomMatrix(int n, double deg, double dom, unsigned char *pat, doub
         A[i + n * j] = 2.0 * rnd() - 1.0;
         A[j + n * i] = 2.0 * rnd() - 1.0;
       }
-  for (int k = 0; k < n; k++) {
-    double s = 0.0;
-    for (int i = 0; i < n; i++)
-      if (i != k) s += fabs(A[i + n * k]) + fabs(A[k + n * i]);
-    pat[k + n * k] = 1;
-    A[k + n * k] = (rnd() < 0.5 ? -1.0 : 1.0) * (dom * s + 0.1);
-  }
+  dominantDiagonal(n, dom, 1, pat, A);
 }
 
 static void randomPerm(int n, int *perm) {
@@ -118,6 +119,22 @@ static void randomPerm(int n, int *perm) {
     int r = (int)(rnd() * (k + 1)), t = perm[k];
     perm[k] = perm[r], perm[r] = t;
   }
+}
+
+/* the largest relative difference, over three random right sides, between the solves of the
+ * factored f and a dense LU with partial pivoting of the n x n A (Ad, b, x: n x n, n, n work) */
+static double solvesFromDenseLu(cdSparseLdu *f, int n, const double *A, double *Ad, double *b, double *x) {
+  double worst = 0.0;
+  for (int rhs = 0; rhs < 3; rhs++) {
+    for (int k = 0; k < n; k++) b[k] = x[k] = 2.0 * rnd() - 1.0;
+    memcpy(Ad, A, (size_t)n * n * sizeof *A);
+    denseSolve(n, Ad, b);
+    cd_sparseLduSolve(f, x);
+    double err = 0.0, size = 0.0;
+    for (int k = 0; k < n; k++) err = fmax(err, fabs(x[k] - b[k])), size = fmax(size, fabs(b[k]));
+    worst = fmax(worst, err / size);
+  }
+  return worst;
 }
 
 CD_TEST(sparseLduSolvesAsADenseLuOnRandomSymmetricPatterns) {
@@ -153,28 +170,12 @@ CD_TEST(sparseLduSolvesAsADenseLuOnRandomSymmetricPatterns) {
         for (int j = 0; j < n; j++)
           for (int t = S.Ap[j]; t < S.Ap[j + 1]; t++)
             if (S.Ai[t] != j) A[S.Ai[t] + n * j] = 3.0 * rnd() - 1.5;
-        for (int k = 0; k < n; k++) {
-          double s = 0.0;
-          for (int i = 0; i < n; i++)
-            if (i != k) s += fabs(A[i + n * k]) + fabs(A[k + n * i]);
-          A[k + n * k] = 1.05 * s + 0.1;
-        }
+        dominantDiagonal(n, 1.05, 0, pat, A);
         for (int j = 0; j < n; j++)
           for (int t = S.Ap[j]; t < S.Ap[j + 1]; t++) S.Ax[t] = A[S.Ai[t] + n * j];
       }
       CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0 && cd_sparseLduFailedPivot(f) == -1);
-      for (int rhs = 0; rhs < 3; rhs++) {
-        for (int k = 0; k < n; k++) b[k] = x[k] = 2.0 * rnd() - 1.0;
-        memcpy(Ad, A, (size_t)n * n * sizeof *A);
-        denseSolve(n, Ad, b);
-        cd_sparseLduSolve(f, x);
-        double err = 0.0, size = 0.0;
-        for (int k = 0; k < n; k++) {
-          err = fmax(err, fabs(x[k] - b[k]));
-          size = fmax(size, fabs(b[k]));
-        }
-        worst = fmax(worst, err / size);
-      }
+      worst = fmax(worst, solvesFromDenseLu(f, n, A, Ad, b, x));
     }
     printf("    n %3d: %.0f flops, solves within %.1e of the dense LU's\n", n, want, worst);
     CHECK_MSG(worst <= 1e-12, "n %d: solves %.3g from the dense LU's", n, worst);
@@ -215,12 +216,7 @@ CD_TEST(sparseLduSolvesBlockPatternsAsADenseLu) {
             A[e + n * a] = 2.0 * rnd() - 1.0;
           }
       }
-    for (int k = 0; k < n; k++) {
-      double sum = 0.0;
-      for (int i = 0; i < n; i++)
-        if (i != k) sum += fabs(A[i + n * k]) + fabs(A[k + n * i]);
-      A[k + n * k] = 1.05 * sum + 0.1;
-    }
+    dominantDiagonal(n, 1.05, 0, pat, A);
     randomPerm(nc, cperm);
     for (int i = 0, k = 0; i < nc; i++)
       for (int a = off[cperm[i]]; a < off[cperm[i] + 1]; a++) perm[k++] = a;
@@ -231,15 +227,7 @@ CD_TEST(sparseLduSolvesBlockPatternsAsADenseLu) {
     CHECK_MSG(cd_sparseLduFlops(f) == want, "%d contacts: flops %.17g, dense symbolic %.17g", nc, cd_sparseLduFlops(f),
               want);
     CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
-    for (int rhs = 0; rhs < 3; rhs++) {
-      for (int k = 0; k < n; k++) b[k] = x[k] = 2.0 * rnd() - 1.0;
-      memcpy(Ad, A, (size_t)n * n * sizeof *A);
-      denseSolve(n, Ad, b);
-      cd_sparseLduSolve(f, x);
-      double err = 0.0, size = 0.0;
-      for (int k = 0; k < n; k++) err = fmax(err, fabs(x[k] - b[k])), size = fmax(size, fabs(b[k]));
-      worst = fmax(worst, err / size);
-    }
+    worst = solvesFromDenseLu(f, n, A, Ad, b, x);
     printf("    %3d contacts, %3d unknowns: %.0f flops, solves within %.1e of the dense LU's\n", nc, n, want, worst);
     CHECK_MSG(worst <= 1e-12, "%d contacts: solves %.3g from the dense LU's", nc, worst);
     freeSparse(&S);
