@@ -99,13 +99,6 @@ size_t cd_bgsBlockWorkSize(int m) {
   return (k * k + 4 * k) * sizeof(double) + cd_lemkeWorkSize(m + 2);
 }
 
-/* the larger of a and b, a when b is NaN: fmax where a is a number (every use here: running
- * maxima that start at one, and maxd(0, x)), up to the sign of a zero result. fmax is a libm
- * call at -O2, and a block solve takes 10 to 20 of them (3 % of a 1000-sphere pile's run);
- * this is one maxsd on x86-64 (the test that also gave b's NaN to an a that was NaN cost four
- * instructions more: 2 % of the pile's instructions) */
-static inline double maxd(double a, double b) { return b > a ? b : a; }
-
 /* ||min(S z, R w)||_inf of the block's z = (ln, alpha (m), beta) with u = W lambda + c, in
  * the residual's units (lcp.h): the impulses and the bound row times wi = 1 / meff */
 static double blockResidual(const double *W, double mu, int m, const double *D, const double *c, double wi,
@@ -143,7 +136,7 @@ static void blockRecord(const double *W, const double *g, double wi, double mu, 
   r[REC_WI] = wi;
   r[REC_MU] = mu;
   double det = cd_m3adjugate(&r[REC_ADJ], W), wmax = 0.0;
-  for (int t = 0; t < 9; t++) wmax = maxd(wmax, fabs(W[t]));
+  for (int t = 0; t < 9; t++) wmax = cd_lcpMax(wmax, fabs(W[t]));
   r[REC_DET] = fabs(det) > 1e-12 * wmax * wmax * wmax ? det : 0.0;
 }
 
@@ -181,7 +174,7 @@ static int candVertex(const double *W, double mu, int m, const double *D, const 
   for (int l = 1; l <= m; l++) cand[l] = 0.0;
   cand[0] = ln;
   cand[1 + a] = mu * ln;
-  cand[m + 1] = maxd(0.0, -(da[0] * u1 + da[1] * u2));
+  cand[m + 1] = cd_lcpMax(0.0, -(da[0] * u1 + da[1] * u2));
   return 1;
 }
 
@@ -198,7 +191,7 @@ static int candEdge(const double *W, double mu, int m, const double *D, const do
   }
   double m00 = va[0], m01 = vb[0], m10 = s[0] * va[1] + s[1] * va[2], m11 = s[0] * vb[1] + s[1] * vb[2];
   double r0 = -c[0], r1 = -(s[0] * c[1] + s[1] * c[2]);
-  double det = m00 * m11 - m01 * m10, scale = maxd(fabs(m00), fabs(m01)) * maxd(fabs(m10), fabs(m11));
+  double det = m00 * m11 - m01 * m10, scale = cd_lcpMax(fabs(m00), fabs(m01)) * cd_lcpMax(fabs(m10), fabs(m11));
   if (!(fabs(det) > 1e-12 * scale)) return 0;
   double xa = (r0 * m11 - m01 * r1) / det, xb = (m00 * r1 - m10 * r0) / det;
   if (!(xa > 0.0 && xb > 0.0)) return 0;
@@ -207,7 +200,7 @@ static int candEdge(const double *W, double mu, int m, const double *D, const do
   cand[0] = (xa + xb) / mu;
   cand[1 + a] = xa;
   cand[1 + b] = xb;
-  cand[m + 1] = maxd(0.0, -(da[0] * u1 + da[1] * u2));
+  cand[m + 1] = cd_lcpMax(0.0, -(da[0] * u1 + da[1] * u2));
   return 1;
 }
 
@@ -227,8 +220,8 @@ static inline int blockSolveAny(const double *r, int m, const double *D, const d
   double *cand = work, *best = cand + k, *B = best + k, *q = B + (size_t)k * (size_t)k, *zl = q + k;
   void *lw = zl + k;
   double qinf = fabs(c[0]);
-  for (int l = 0; l < m; l++) qinf = maxd(qinf, fabs(D[2 * l] * c[1] + D[2 * l + 1] * c[2]));
-  double accept = BLOCK_ACCEPT * maxd(vref, qinf), check = BLOCK_TOL * maxd(vref, qinf), bestres = INFINITY;
+  for (int l = 0; l < m; l++) qinf = cd_lcpMax(qinf, fabs(D[2 * l] * c[1] + D[2 * l + 1] * c[2]));
+  double accept = BLOCK_ACCEPT * cd_lcpMax(vref, qinf), check = BLOCK_TOL * cd_lcpMax(vref, qinf), bestres = INFINITY;
 
 #define BLOCK_TRY(made)                                                                 \
   do {                                                                                  \
@@ -520,12 +513,12 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
   blockSolve(dg, m, D, c, vs, zb, bw);
   /* the step of the block, in the residual's units (the estimate of STEP_GATE) */
   double dz = wi * fabs(zb[0] - z[i]);
-  dz = maxd(dz, fabs(zb[m + 1] - z[nc + nc * m + i]));
+  dz = cd_lcpMax(dz, fabs(zb[m + 1] - z[nc + nc * m + i]));
   /* write the block back and refresh lambda_i */
   z[i] = zb[0];
   double t1 = 0.0, t2 = 0.0;
   for (int l = 0; l < m; l++) {
-    dz = maxd(dz, wi * fabs(zb[1 + l] - z[nc + m * i + l]));
+    dz = cd_lcpMax(dz, wi * fabs(zb[1 + l] - z[nc + m * i + l]));
     z[nc + m * i + l] = zb[1 + l];
     t1 += D[2 * l] * zb[1 + l];
     t2 += D[2 * l + 1] * zb[1 + l];
@@ -815,7 +808,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       int pos = st.sweeps % 2 ? rows.n - 1 - ii : ii;
       double dz = m == 4 ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, zb, bw)
                          : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, zb, bw);
-      step = maxd(step, dz);
+      step = cd_lcpMax(step, dz);
     }
     st.sweeps++;
     /* the true residual: every CHECK_EVERY sweeps, with the tries only near a threshold, and

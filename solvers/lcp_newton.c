@@ -1443,8 +1443,7 @@ static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   for (int i = 0; i < p->ncon; i++)
     for (int a = s->off[i]; a < s->off[i + 1]; a++) {
       s->r[a] = s->rhs[a] - s->r[a];
-      double v = fabs(s->r[a]) / s->sq[i];
-      rn = rn > v || v != v ? rn : v; /* fmax(rn, v) written out (a libm call at -O2) */
+      rn = cd_lcpMax(rn, fabs(s->r[a]) / s->sq[i]);
     }
   return rn;
 }
