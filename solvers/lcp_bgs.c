@@ -5,8 +5,9 @@
  * impulse lambda_n (N s), the m friction-direction impulses alpha_k (N s) and the
  * friction-bound multiplier beta (m/s, the sliding speed).
  *
- * Algorithm: sweep the contacts in the caller's order (lcp.c: bottom-up), odd sweeps
- * backwards (symmetric Gauss-Seidel), leaving out the idle ones: a contact without impulse
+ * Algorithm: sweep the contacts in the caller's order (lcp.c: bottom-up), forward only while
+ * the active-set tries are on, else with odd sweeps backwards (symmetric Gauss-Seidel; see
+ * "Directions" below), leaving out the idle ones: a contact without impulse
  * whose u_n exceeded IDLE_MARGIN vscale at the last residual check is solved (separated,
  * beta its slip speed) by that check itself and not again until the next.
  * For contact i, fix the other contacts' z_j; its (m + 2) variables then solve the small LCP
@@ -63,6 +64,31 @@
  * the worst ones are taken as one larger block and solved exactly by Lemke (see the
  * cluster section below; with the active-set tries, only after CLUSTER_WAIT sweeps). Still
  * block Gauss-Seidel: the fixed points are the LCP's.
+ * Directions: symmetric sweeps carry information both ways along a chain of contacts such
+ * as a stack within one pair of sweeps (the forward sweep the support up from the ground,
+ * the backward one the weight down), which the sweeps alone need: under --solver bgs the
+ * 10-cube stack (cube-stack, 100 steps) takes 6.0 sweeps a step symmetric and 12.5 forward
+ * only. With the tries, an exact solve carries the load and the sweeps find the modes, and
+ * there the alternation stalls them: on the 1000-sphere pile (S2 10, step 279) the iterate
+ * after each forward sweep and the one after each backward sweep repeated each other for
+ * 1,900 sweeps (residual 2.4e-5 and 6.2e-5 in turn, the same modes, drifting by 1e-9 a
+ * pair), a two-cycle that no try from either escaped. Forward only while the tries are on,
+ * measured on five piles of S2 10's kind (S2 10 and four with the scene generator's seed
+ * moved by 1, 2, 6, 8; 400 steps each), iterations a step 89.9 / 140.2 / 100.8 / 93.8 /
+ * 102.5 -> 67.2 / 73.1 / 63.9 / 71.6 / 66.8, user CPU 36.6 and 38.2 s -> 25.9 and 26.3 s
+ * summed (two alternating runs), the slowest step 20-43 times the median on every pile ->
+ * 9-14 times on four and 31 on one (lcp.c's COLD_ABOVE took that one to 16), every step
+ * converged; the bundled pile-1000 130.0 -> 89.2 and sphere-pile 48.6 -> 31.5 iterations a
+ * step; S3 20, S4 10 and the other bundled scenes bit for bit the same. Symmetric with the
+ * first sweep backwards (so that the checks and tries see the iterate after a forward sweep):
+ * 502 summed iterations a step against 527, so it is the alternation; backward only: 353;
+ * forward only after the first 100 / 200 / 400 sweeps: 458 / 453 / 503. Under --solver bgs
+ * forward only would take the pile from 138.5 to 71.4 sweeps a step (100 steps), sphere-pile
+ * 52.2 -> 31.8, and the stack above twice its sweeps, so the sweeps alone stay symmetric, as
+ * do those after a try over the cost bound (the subspace steps take over: the 4096-sphere
+ * pile's impacts, whose first 100 steps took 820 iterations a step and left one step at the
+ * sweep limit at 2.9e-8; now 905 and two, at most 1.2e-6; forward there too: 871 and one at
+ * 3.9e-6; user CPU 338, 333 and 353 s: one trajectory, within its lottery).
  * Stopping rule: cd_lcpResidual <= tolerance (||min(S z, A z + b)||_inf / ||g||_inf, impulses
  * as velocities: lcp.h), evaluated every second sweep, with the active-set tries only where
  * the sweep's largest block step says it may be near a threshold, at steps counted in
@@ -802,10 +828,9 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (stale) rowsBuild(p, order, idle, &rows);
     stale = 0;
     st.blocks += rows.n;
+    int backward = !tries && st.sweeps % 2;
     for (int ii = 0; ii < rows.n; ii++) {
-      /* odd sweeps run backwards (symmetric Gauss-Seidel): information then travels both
-       * ways along a chain of contacts such as a stack within one pair of sweeps */
-      int pos = st.sweeps % 2 ? rows.n - 1 - ii : ii;
+      int pos = backward ? rows.n - 1 - ii : ii;
       double dz = m == 4 ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, zb, bw)
                          : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, zb, bw);
       step = cd_lcpMax(step, dz);
