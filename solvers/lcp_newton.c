@@ -974,7 +974,7 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
  * what an LU in that order holds, from its elimination tree over the contacts (each contact's
  * block of K dense, as assembled): *flops (as KLU estimates its own: c + 2 c^2 a column with c
  * entries below the diagonal) */
-static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *flops) {
+static int keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *flops) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, *act = s->oscr, *at = act + nc, *parent = at + nc, *anc = parent + nc, na = 0, k = 0;
   double *below = s->ocnt; /* unknowns below the diagonal in each active contact's column of L */
@@ -1016,6 +1016,7 @@ static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, doub
       double c = below[j] + (r - 1 - a);
       *flops += c + 2.0 * c * c;
     }
+  return na;
 }
 
 /* 1 when the system's pattern is the analysed one without assembling it: the same kind, the
@@ -1055,6 +1056,7 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   return 0;
 }
 
+static int lduBlockCount[3];
 /* the analysis of the pattern in Kp, Ki, reused when it is the last one's (the numeric
  * factorization of an earlier K kept with it); 0 ok, 1 the library failed (out of memory or a
  * numerical breakdown), -1 no memory here */
@@ -1089,12 +1091,13 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   } else if (kind == SYS_LU) {
     /* the LDU in the kept order where it is good enough, else in AMD's (KLU's analysis,
      * without BTF: K of a pile is one block, or blocks AMD keeps apart; kept for a fallback) */
-    int kept = 0;
+    int kept = 0, nc = p->ncon, na = 0, *bperm = NULL, *bsize = NULL;
     if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
       double flops;
-      keptOrder(s, p, s->kperm, &flops);
+      na = keptOrder(s, p, s->kperm, &flops);
       if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
+      bperm = s->oscr, bsize = s->oscr + nc; /* (keptOrder's active contacts in order) */
     }
     if (!kept) {
       s->kc.btf = 0;
@@ -1103,8 +1106,26 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
       if (!s->ksym) return 1;
       if (keepOrder(s, p, n)) return -1;
       memcpy(s->kperm, s->ksym->Q, (size_t)n * sizeof(int));
+      /* the contacts in AMD's order, when its order keeps each contact's unknowns together
+       * and in order */
+      bperm = s->corder, bsize = s->oscr, na = s->ord_na;
+      for (int a = 0, k = 0; a < na && bperm; a++)
+        for (int r = s->off[bperm[a]]; r < s->off[bperm[a] + 1]; r++)
+          if (s->kperm[k++] != r) {
+            bperm = NULL;
+            break;
+          }
     }
-    int rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
+    /* the analysis over the contacts where the order is theirs (the same analysis as over the
+     * unknowns: sparse_ldu.c) */
+    int rc = 1;
+    if (bperm) {
+      for (int i = 0; i < nc; i++) bsize[i] = modeRows[s->mode[i]];
+      rc = cd_sparseLduAnalyseBlocks(s->ldu, nc, bsize, p->G.rowptr, p->G.col, na, bperm, s->Kp);
+      if (rc < 0) return -1;
+      lduBlockCount[rc]++;
+    } else lduBlockCount[2]++;
+    if (rc) rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
     if (rc) return rc < 0 ? -1 : 1;
     s->est_flops = cd_sparseLduFlops(s->ldu);
   } else {
@@ -1713,4 +1734,8 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   st.converged = bestres <= tol;
   if (stats) *stats = st;
   return rc;
+}
+#include <stdio.h>
+__attribute__((destructor)) static void lduBlockDump(void) {
+  if (getenv("LDU_COUNT")) fprintf(stderr, "block analyses %d, refused %d, scalar orders %d\n", lduBlockCount[0], lduBlockCount[1], lduBlockCount[2]);
 }

@@ -50,6 +50,10 @@ struct cdSparseLdu {
   int *Rj;      /* (rcap >= lnz) ... its columns, in a topological order of the elimination tree */
   size_t rcap;
   int *Rq;      /* (lnz) ... and where each entry sits in Li */
+  int *bRp, *bRj, *bRq; /* (cd_sparseLduAnalyseBlocks) each block row's reach over the blocks, and
+                           where its rows start among each reached block column's (below that
+                           block's own rows) */
+  size_t bcap, bpcap;   /* bRj's and bRq's, bRp's */
   int *Cp, *Ce; /* (n) column k of C above the diagonal, from Cp[k] to Ce[k] (at A's column
                    perm[k]'s place): ... */
   int *Cr;      /* (nnz) ... its rows, */
@@ -74,7 +78,7 @@ void cd_sparseLduFree(cdSparseLdu *f) {
   if (!f) return;
   cd_free(f->perm), cd_free(f->Lp), cd_free(f->Li), cd_free(f->LU), cd_free(f->d), cd_free(f->Rp);
   cd_free(f->Rj), cd_free(f->Rq), cd_free(f->Cp), cd_free(f->Ce), cd_free(f->Cr), cd_free(f->Ct), cd_free(f->Ctt);
-  cd_free(f->Cd), cd_free(f->w), cd_free(f->x);
+  cd_free(f->Cd), cd_free(f->w), cd_free(f->x), cd_free(f->bRp), cd_free(f->bRj), cd_free(f->bRq);
   cd_free(f);
 }
 
@@ -195,6 +199,202 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
   f->analysed = 1;
   cd_free(work);
   return 0;
+}
+
+/* the block reach of block row k (C's block column k above the diagonal, up the block
+ * elimination tree to k), as reach() does over the unknowns: appended to f->bRj from e;
+ * returns the new end */
+static int blockReach(cdSparseLdu *f, int k, int e, const int *bCp, const int *bCr, int *parent, int *mark, int *stack,
+                      int na) {
+  int top = na;
+  mark[k] = k;
+  for (int q = bCp[k]; q < bCp[k + 1]; q++) {
+    int len = 0;
+    for (int i = bCr[q]; mark[i] != k;) {
+      stack[len++] = i, mark[i] = k;
+      if (parent[i] < 0) parent[i] = k;
+      i = parent[i];
+    }
+    while (len > 0) stack[--top] = stack[--len];
+  }
+  memcpy(&f->bRj[e], &stack[top], (size_t)(na - top) * sizeof(int));
+  return e + na - top;
+}
+
+int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const int *Bp, const int *Bi, int na,
+                              const int *bperm, const int *Ap) {
+  f->n = 0;
+  f->analysed = f->numeric = 0;
+  int nnzb = Bp[nb];
+  size_t nbb = (size_t)nb + 1, neb = (size_t)nnzb + 1;
+  /* scratch: per block 8 (offsets, inverse order, start in the order, the tree, marks, a
+   * stack, cursors, fill), per block entry 2 (row offset, transpose), C's blocks (below) */
+  int *work = cd_malloc((8 * nbb + 2 * neb) * sizeof(int)), *bCp = NULL;
+  if (!work) return -1;
+  int *boff = work, *bpinv = boff + nbb, *pstart = bpinv + nbb, *parent = pstart + nbb, *mark = parent + nbb;
+  int *stack = mark + nbb, *cur = stack + nbb, *bfill = cur + nbb, *rowoff = bfill + nbb, *tr = rowoff + neb;
+  int rc = 1, n = 0;
+  for (int b = 0; b < nb; b++) {
+    if (bsize[b] < 0) goto out;
+    boff[b] = n, n += bsize[b], bpinv[b] = -1;
+  }
+  boff[nb] = n;
+  /* the order: each block with unknowns once, those without none */
+  if (na < 0 || na > nb) goto out;
+  for (int k = 0, st = 0; k < na; k++) {
+    int b = bperm[k];
+    if (b < 0 || b >= nb || !bsize[b] || bpinv[b] >= 0) goto out;
+    bpinv[b] = k, pstart[k] = st, st += bsize[b];
+  }
+  for (int b = 0; b < nb; b++)
+    if (bsize[b] && bpinv[b] < 0) goto out;
+  pstart[na] = n;
+  /* each block entry's row offset in its block column's scalar columns and where its
+   * transpose sits (one cursor a block column, the check of cd_sparseLduAnalyse over the
+   * blocks that have unknowns); a block of more than one unknown must hold its diagonal
+   * block, and the scalar columns' lengths must be their blocks' */
+  for (int b = 0; b < nb; b++) cur[b] = Bp[b];
+  int bnz = 0; /* C's blocks above the diagonal */
+  for (int j = 0; j < nb; j++) {
+    int off = 0, diag = 0;
+    for (int t = Bp[j]; t < Bp[j + 1]; t++) {
+      int i = Bi[t];
+      if (i < 0 || i >= nb || (t > Bp[j] && i <= Bi[t - 1])) goto out;
+      if (!bsize[i] || !bsize[j]) continue;
+      while (cur[i] < Bp[i + 1] && !bsize[Bi[cur[i]]]) cur[i]++;
+      int c = cur[i];
+      if (c >= Bp[i + 1] || Bi[c] != j) goto out;
+      cur[i] = c + 1;
+      tr[t] = c, rowoff[t] = off, off += bsize[i];
+      bnz += bpinv[i] < bpinv[j];
+      diag |= i == j;
+    }
+    if (bsize[j] > 1 && !diag) goto out;
+    for (int c = 0; c < bsize[j]; c++)
+      if (Ap[boff[j] + c + 1] - Ap[boff[j] + c] != off) goto out;
+  }
+  for (int i = 0; i < nb; i++) {
+    while (cur[i] < Bp[i + 1] && !bsize[Bi[cur[i]]]) cur[i]++;
+    if (bsize[i] && cur[i] != Bp[i + 1]) goto out;
+  }
+  rc = -1;
+  int nnz = Ap[n];
+  size_t nn = (size_t)n + 1;
+  if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
+      cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) || cd_grow(&f->Ce, nn, sizeof(int)) ||
+      cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->Cr, (size_t)nnz + 1, sizeof(int)) ||
+      cd_grow(&f->Ct, (size_t)nnz + 1, sizeof(int)) || cd_grow(&f->Ctt, (size_t)nnz + 1, sizeof(int)) ||
+      cd_grow(&f->w, nn, sizeof(cdPair)) || cd_grow(&f->x, nn, sizeof(double)) ||
+      !(bCp = cd_malloc(((size_t)na + 1 + (size_t)bnz + 1) * sizeof(int))))
+    goto out;
+  if ((size_t)na + 1 > f->bpcap) {
+    if (cd_grow(&f->bRp, (size_t)na + 1, sizeof(int))) goto out;
+    f->bpcap = (size_t)na + 1;
+  }
+  /* C's block columns above the diagonal, in Bi's order (the order in which A's columns list
+   * the rows, which the reaches' order follows) */
+  int *bCr = bCp + na + 1;
+  for (int k = 0; k < na; k++) {
+    int j = bperm[k], e = k ? bCp[k] : 0;
+    bCp[k] = e;
+    for (int t = Bp[j]; t < Bp[j + 1]; t++)
+      if (bsize[Bi[t]] && bpinv[Bi[t]] < k) bCr[e++] = bpinv[Bi[t]];
+    bCp[k + 1] = e;
+  }
+  /* the block rows' reaches (the block elimination tree grown with them) into bRj, and where
+   * each block row's rows start in each block column it reaches (bRq; bfill: the rows of each
+   * block column so far) */
+  for (int k = 0; k < na; k++) parent[k] = mark[k] = -1, bfill[k] = 0;
+  int e = 0;
+  for (int k = 0; k < na; k++) {
+    if ((size_t)e + (size_t)k + 1 > f->bcap) {
+      size_t want = 2 * ((size_t)e + (size_t)k + 1);
+      if (want > 0x7fffffff || cd_grow(&f->bRj, want, sizeof(int)) || cd_grow(&f->bRq, want, sizeof(int))) goto out;
+      f->bcap = want;
+    }
+    f->bRp[k] = e;
+    int end = blockReach(f, k, e, bCp, bCr, parent, mark, stack, na), rk = pstart[k + 1] - pstart[k];
+    for (; e < end; e++) f->bRq[e] = bfill[f->bRj[e]], bfill[f->bRj[e]] += rk;
+  }
+  f->bRp[na] = e;
+  /* the scalar analysis from the blocks', as cd_sparseLduAnalyse makes it: the unknowns of a
+   * block are a chain of the elimination tree (its diagonal block dense), so L's column of
+   * the unknown b of a block of r holds its r - 1 - b later unknowns, then the rows of the
+   * block column; and the reach of the unknown a of block row k is its block reach, each
+   * block's unknowns in order, then k's a earlier unknowns (the tail of the first path
+   * reach() walks) */
+  for (int k = 0; k < na; k++)
+    for (int j = pstart[k], r = pstart[k + 1] - j, b = 0; b < r; b++) f->perm[j + b] = boff[bperm[k]] + b;
+  f->Lp[0] = 0;
+  f->flops = 0.0;
+  for (int k = 0; k < na; k++)
+    for (int j = pstart[k], r = pstart[k + 1] - j, b = 0; b < r; b++) {
+      double c = r - 1 - b + bfill[k];
+      f->flops += c + 2.0 * c * c;
+      f->Lp[j + b + 1] = f->Lp[j + b] + (r - 1 - b + bfill[k]);
+    }
+  int lnz = f->Lp[n];
+  size_t ln = lnz > 0 ? (size_t)lnz : 1;
+  if ((size_t)lnz > f->rcap) {
+    if (cd_grow(&f->Rj, ln, sizeof(int))) goto out;
+    f->rcap = ln;
+  }
+  if (cd_grow(&f->Li, ln, sizeof(int)) || cd_grow(&f->LU, ln, sizeof(cdPair)) || cd_grow(&f->Rq, ln, sizeof(int))) goto out;
+  int *Rj = f->Rj, *Rq = f->Rq, *Li = f->Li, *Lp = f->Lp;
+  e = 0;
+  for (int kb = 0; kb < na; kb++) {
+    int st = pstart[kb], r = pstart[kb + 1] - st;
+    for (int a = 0; a < r; a++) {
+      int k = st + a;
+      f->Rp[k] = e;
+      for (int q = f->bRp[kb]; q < f->bRp[kb + 1]; q++) {
+        int P = f->bRj[q], sp = pstart[P], rp = pstart[P + 1] - sp, base = f->bRq[q] + a + rp - 1;
+        for (int b = 0; b < rp; b++) {
+          int j = sp + b, at = Lp[j] + base - b;
+          Rj[e] = j, Rq[e] = at, Li[at] = k, e++;
+        }
+      }
+      for (int b = 0; b < a; b++) {
+        int j = st + b, at = Lp[j] + a - b - 1;
+        Rj[e] = j, Rq[e] = at, Li[at] = k, e++;
+      }
+    }
+  }
+  f->Rp[n] = e;
+  f->lnz = e;
+  /* C's columns above the diagonal and its diagonal, from the blocks: the rows of each block
+   * in Bi's order (A's rows ascending), where each entry sits in Ax (its block's row offset)
+   * and where its transpose does */
+  for (int j = 0; j < nb; j++) {
+    int rj = bsize[j];
+    if (!rj) continue;
+    int K = bpinv[j];
+    for (int c = 0; c < rj; c++) {
+      int col = boff[j] + c, k = pstart[K] + c, q = Ap[col];
+      f->Cp[k] = q;
+      f->Cd[k] = -1;
+      for (int t = Bp[j]; t < Bp[j + 1]; t++) {
+        int i = Bi[t], ri = bsize[i];
+        if (!ri) continue;
+        int ki = bpinv[i], at = Ap[col] + rowoff[t], tt = rowoff[tr[t]] + c;
+        if (ki < K) {
+          for (int b = 0; b < ri; b++) f->Cr[q] = pstart[ki] + b, f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
+        } else if (ki == K) {
+          for (int b = 0; b < c; b++) f->Cr[q] = pstart[K] + b, f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
+          f->Cd[k] = at + c;
+        }
+      }
+      f->Ce[k] = q;
+    }
+  }
+  memset(f->w, 0, (size_t)n * sizeof *f->w);
+  f->n = n;
+  f->analysed = 1;
+  rc = 0;
+out:
+  cd_free(work);
+  cd_free(bCp);
+  return rc;
 }
 
 int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {

@@ -236,6 +236,107 @@ CD_TEST(sparseLduSolvesBlockPatternsAsADenseLu) {
   }
 }
 
+CD_TEST(sparseLduBlockAnalysisIsTheScalarOne) {
+  /* cd_sparseLduAnalyseBlocks against cd_sparseLduAnalyse on the active-set method's pattern
+   * (blocks of 0 to 3 unknowns, each block with unknowns and each block between two coupled
+   * ones dense, the blocks in a random order): the same flops, factorizations that stop at the
+   * same pivot or succeed, and solves equal to the bit (the same operations in the same
+   * order); the solves against a dense LU too; and block patterns it must reject */
+  static const int ncs[] = {1, 4, 25, 120, 400};
+  g_rng = 2026;
+  for (size_t c = 0; c < sizeof ncs / sizeof *ncs; c++)
+    for (int variant = 0; variant < 3; variant++) {
+      int nc = ncs[c], *r = malloc((size_t)nc * sizeof(int)), *off = malloc((size_t)(nc + 1) * sizeof(int));
+      int *bperm = malloc((size_t)nc * sizeof(int)), *Bp = malloc((size_t)(nc + 1) * sizeof(int));
+      unsigned char *cpl = calloc((size_t)nc * nc, 1);
+      off[0] = 0;
+      for (int i = 0; i < nc; i++) r[i] = (int)(rnd() * 4), off[i + 1] = off[i] + r[i];
+      int n = off[nc], nnzb = 0;
+      /* variant 0: every diagonal pivot passes; 1: small dominance (some refused); 2: the
+       * diagonal blocks of some blocks of one unknown absent (zero-free pivots) */
+      for (int i = 0; i < nc; i++)
+        for (int j = 0; j <= i; j++)
+          if ((i == j && !(variant == 2 && r[i] == 1 && rnd() < 0.3)) || (i != j && rnd() < 4.0 / nc))
+            cpl[i + nc * j] = cpl[j + nc * i] = 1, nnzb += 1 + (i != j);
+      int *Bi = malloc((size_t)(nnzb + 1) * sizeof(int));
+      for (int j = 0, e = 0; j < nc; j++) {
+        Bp[j] = e;
+        for (int i = 0; i < nc; i++)
+          if (cpl[i + nc * j]) Bi[e++] = i;
+        Bp[j + 1] = e;
+      }
+      size_t nn = n > 0 ? (size_t)n : 1;
+      unsigned char *pat = calloc(nn * nn, 1);
+      double *A = calloc(nn * nn, sizeof *A), *Ad = malloc(nn * nn * sizeof *Ad);
+      double *b = malloc(nn * sizeof *b), *x = malloc(nn * sizeof *x), *y = malloc(nn * sizeof *y);
+      int *perm = malloc(nn * sizeof *perm);
+      cdSparseLdu *f = cd_sparseLduMake(), *g = cd_sparseLduMake();
+      CHECK(r && off && bperm && Bp && cpl && Bi && pat && A && Ad && b && x && y && perm && f && g);
+      if (!r || !off || !bperm || !Bp || !cpl || !Bi || !pat || !A || !Ad || !b || !x || !y || !perm || !f || !g) return;
+      for (int i = 0; i < nc; i++)
+        for (int j = 0; j < nc; j++)
+          if (cpl[i + nc * j])
+            for (int a = off[i]; a < off[i + 1]; a++)
+              for (int e = off[j]; e < off[j + 1]; e++) pat[a + n * e] = 1, A[a + n * e] = 2.0 * rnd() - 1.0;
+      if (variant < 2) dominantDiagonal(n, variant ? 0.1 : 1.05, 1, pat, A);
+      else
+        for (int a = 0; a < n; a++) A[a + n * a] += pat[a + n * a] ? 8.0 : 0.0;
+      int na = 0;
+      randomPerm(nc, bperm);
+      for (int k = 0; k < nc; k++)
+        if (r[bperm[k]]) bperm[na++] = bperm[k];
+      for (int i = 0, k = 0; i < na; i++)
+        for (int a = off[bperm[i]]; a < off[bperm[i] + 1]; a++) perm[k++] = a;
+      sparse S;
+      toSparse(n, pat, A, &S);
+      CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
+      int rc = cd_sparseLduAnalyseBlocks(g, nc, r, Bp, Bi, na, bperm, S.Ap);
+      CHECK_MSG(rc == 0, "%d blocks: block analysis %d", nc, rc);
+      CHECK_MSG(cd_sparseLduFlops(f) == cd_sparseLduFlops(g), "%d blocks: flops %.17g against %.17g", nc,
+                cd_sparseLduFlops(g), cd_sparseLduFlops(f));
+      int ff = cd_sparseLduFactor(f, S.Ax, 1e-3), fg = cd_sparseLduFactor(g, S.Ax, 1e-3);
+      CHECK_MSG(ff == fg && cd_sparseLduFailedPivot(f) == cd_sparseLduFailedPivot(g) &&
+                    cd_sparseLduGrowth(f) == cd_sparseLduGrowth(g),
+                "%d blocks: factorizations %d, %d at pivots %d, %d", nc, ff, fg, cd_sparseLduFailedPivot(f),
+                cd_sparseLduFailedPivot(g));
+      double worst = 0.0;
+      if (ff == 0 && fg == 0) {
+        for (int k = 0; k < n; k++) x[k] = y[k] = 2.0 * rnd() - 1.0;
+        cd_sparseLduSolve(f, x);
+        cd_sparseLduSolve(g, y);
+        CHECK_MSG(!memcmp(x, y, (size_t)n * sizeof *x), "%d blocks: solves differ", nc);
+        worst = solvesFromDenseLu(g, n, A, Ad, b, x);
+        CHECK_MSG(worst <= 1e-10, "%d blocks: solves %.3g from the dense LU's", nc, worst);
+      }
+      printf("    %3d blocks (%d with unknowns), %4d unknowns, variant %d: %.0f flops, factorization %d at %d, "
+             "solves within %.1e of the dense LU's\n",
+             nc, na, n, variant, cd_sparseLduFlops(g), fg, cd_sparseLduFailedPivot(g), worst);
+      if (c == 2 && variant == 0) {
+        /* rejected: an order that misses a block with unknowns, an entry without its
+         * transpose, scalar columns that are not the blocks' */
+        CHECK(na < 2 || cd_sparseLduAnalyseBlocks(g, nc, r, Bp, Bi, na - 1, bperm, S.Ap) == 1);
+        int t = -1;
+        for (int j = 0; j < nc && t < 0; j++)
+          for (int q = Bp[j]; q < Bp[j + 1]; q++)
+            if (Bi[q] != j && r[Bi[q]] && r[j]) t = q;
+        if (t >= 0) {
+          int keep = Bi[t];
+          Bi[t] = -1;
+          CHECK(cd_sparseLduAnalyseBlocks(g, nc, r, Bp, Bi, na, bperm, S.Ap) == 1);
+          Bi[t] = keep;
+        }
+        S.Ap[n]++;
+        CHECK(n == 0 || cd_sparseLduAnalyseBlocks(g, nc, r, Bp, Bi, na, bperm, S.Ap) == 1);
+        S.Ap[n]--;
+        CHECK(cd_sparseLduAnalyseBlocks(g, nc, r, Bp, Bi, na, bperm, S.Ap) == 0);
+      }
+      freeSparse(&S);
+      cd_sparseLduFree(f), cd_sparseLduFree(g);
+      free(r), free(off), free(bperm), free(Bp), free(cpl), free(Bi), free(pat), free(A), free(Ad), free(b), free(x), free(y);
+      free(perm);
+    }
+}
+
 CD_TEST(sparseLduTakesAZeroFreePivotWhereTheDiagonalIsAbsent) {
   /* A = [2 1; 1 .] without the (1, 1) entry: d = (2, -1/2), x = A^-1 b exactly */
   int Ap[3] = {0, 2, 3}, Ai[3] = {0, 1, 0};
