@@ -180,6 +180,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <klu.h>
+#include <stdio.h>
 
 #include "alloc.h"
 #include "backend.h"
@@ -974,7 +975,7 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
  * what an LU in that order holds, from its elimination tree over the contacts (each contact's
  * block of K dense, as assembled): *flops (as KLU estimates its own: c + 2 c^2 a column with c
  * entries below the diagonal) */
-static int keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *flops) {
+static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, double *flops) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, *act = s->oscr, *at = act + nc, *parent = at + nc, *anc = parent + nc, na = 0, k = 0;
   double *below = s->ocnt; /* unknowns below the diagonal in each active contact's column of L */
@@ -1016,7 +1017,6 @@ static int keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, doubl
       double c = below[j] + (r - 1 - a);
       *flops += c + 2.0 * c * c;
     }
-  return na;
 }
 
 /* 1 when the system's pattern is the analysed one without assembling it: the same kind, the
@@ -1091,13 +1091,12 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   } else if (kind == SYS_LU) {
     /* the LDU in the kept order where it is good enough, else in AMD's (KLU's analysis,
      * without BTF: K of a pile is one block, or blocks AMD keeps apart; kept for a fallback) */
-    int kept = 0, nc = p->ncon, na = 0, *bperm = NULL, *bsize = NULL;
+    int kept = 0, nc = p->ncon;
     if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
       double flops;
-      na = keptOrder(s, p, s->kperm, &flops);
+      keptOrder(s, p, s->kperm, &flops);
       if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
-      bperm = s->oscr, bsize = s->oscr + nc; /* (keptOrder's active contacts in order) */
     }
     if (!kept) {
       s->kc.btf = 0;
@@ -1106,25 +1105,19 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
       if (!s->ksym) return 1;
       if (keepOrder(s, p, n)) return -1;
       memcpy(s->kperm, s->ksym->Q, (size_t)n * sizeof(int));
-      /* the contacts in AMD's order, when its order keeps each contact's unknowns together
-       * and in order */
-      bperm = s->corder, bsize = s->oscr, na = s->ord_na;
-      for (int a = 0, k = 0; a < na && bperm; a++)
-        for (int r = s->off[bperm[a]]; r < s->off[bperm[a] + 1]; r++)
-          if (s->kperm[k++] != r) {
-            bperm = NULL;
-            break;
-          }
     }
-    /* the analysis over the contacts where the order is theirs (the same analysis as over the
-     * unknowns: sparse_ldu.c) */
-    int rc = 1;
-    if (bperm) {
-      for (int i = 0; i < nc; i++) bsize[i] = modeRows[s->mode[i]];
-      rc = cd_sparseLduAnalyseBlocks(s->ldu, nc, bsize, p->G.rowptr, p->G.col, na, bperm, s->Kp);
-      if (rc < 0) return -1;
-      lduBlockCount[rc]++;
-    } else lduBlockCount[2]++;
+    /* the analysis over the contacts where the order keeps each one's unknowns together (the
+     * same analysis as over the unknowns: sparse_ldu.c); over the unknowns where it does not */
+    int *bsize = s->oscr, rc;
+    for (int i = 0; i < nc; i++) bsize[i] = modeRows[s->mode[i]];
+    rc = cd_sparseLduAnalyseBlocks(s->ldu, nc, bsize, p->G.rowptr, p->G.col, s->kperm, s->Kp);
+    if (rc < 0) return -1;
+    lduBlockCount[rc]++;
+    if (getenv("LDU_DBG")) {
+      int h[4] = {0, 0, 0, 0};
+      for (int i = 0; i < nc; i++) h[bsize[i]]++;
+      fprintf(stderr, "n %d nnz %d nc %d nnzb %d sizes %d %d %d %d lnz %.0f\n", n, s->Kp[n], nc, p->G.rowptr[nc], h[0], h[1], h[2], h[3], cd_sparseLduFlops(s->ldu));
+    }
     if (rc) rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
     if (rc) return rc < 0 ? -1 : 1;
     s->est_flops = cd_sparseLduFlops(s->ldu);

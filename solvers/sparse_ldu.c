@@ -221,33 +221,41 @@ static int blockReach(cdSparseLdu *f, int k, int e, const int *bCp, const int *b
   return e + na - top;
 }
 
-int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const int *Bp, const int *Bi, int na,
-                              const int *bperm, const int *Ap) {
+int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const int *Bp, const int *Bi, const int *perm,
+                              const int *Ap) {
   f->n = 0;
   f->analysed = f->numeric = 0;
-  int nnzb = Bp[nb];
-  size_t nbb = (size_t)nb + 1, neb = (size_t)nnzb + 1;
-  /* scratch: per block 8 (offsets, inverse order, start in the order, the tree, marks, a
-   * stack, cursors, fill), per block entry 2 (row offset, transpose), C's blocks (below) */
-  int *work = cd_malloc((8 * nbb + 2 * neb) * sizeof(int)), *bCp = NULL;
-  if (!work) return -1;
-  int *boff = work, *bpinv = boff + nbb, *pstart = bpinv + nbb, *parent = pstart + nbb, *mark = parent + nbb;
-  int *stack = mark + nbb, *cur = stack + nbb, *bfill = cur + nbb, *rowoff = bfill + nbb, *tr = rowoff + neb;
-  int rc = 1, n = 0;
+  int nnzb = Bp[nb], n = 0;
   for (int b = 0; b < nb; b++) {
-    if (bsize[b] < 0) goto out;
-    boff[b] = n, n += bsize[b], bpinv[b] = -1;
+    if (bsize[b] < 0) return 1;
+    n += bsize[b];
+  }
+  size_t nbb = (size_t)nb + 1, neb = (size_t)nnzb + 1, nn = (size_t)n + 1;
+  /* scratch: per block 9 (offsets, the order, its inverse, start in the order, the tree,
+   * marks, a stack, cursors, fill), per block entry 2 (row offset, transpose), per unknown 2
+   * (block, inverse order); C's blocks (below) */
+  int *work = cd_malloc((9 * nbb + 2 * neb + 2 * nn) * sizeof(int)), *bCp = NULL;
+  if (!work) return -1;
+  int *boff = work, *bperm = boff + nbb, *bpinv = bperm + nbb, *pstart = bpinv + nbb, *parent = pstart + nbb;
+  int *mark = parent + nbb, *stack = mark + nbb, *cur = stack + nbb, *bfill = cur + nbb, *rowoff = bfill + nbb;
+  int *tr = rowoff + neb, *blk = tr + neb, *pinv = blk + nn;
+  int rc = 1, na = 0;
+  for (int b = 0, u = 0; b < nb; b++) {
+    boff[b] = u, bpinv[b] = -1;
+    for (int c = 0; c < bsize[b]; c++) blk[u] = b, pinv[u++] = -1;
   }
   boff[nb] = n;
-  /* the order: each block with unknowns once, those without none */
-  if (na < 0 || na > nb) goto out;
-  for (int k = 0, st = 0; k < na; k++) {
-    int b = bperm[k];
-    if (b < 0 || b >= nb || !bsize[b] || bpinv[b] >= 0) goto out;
-    bpinv[b] = k, pstart[k] = st, st += bsize[b];
+  /* the blocks' order from perm: each block's unknowns together (in any order among them) */
+  for (int k = 0; k < n; k++)
+    if (perm[k] < 0 || perm[k] >= n || pinv[perm[k]] >= 0) goto out;
+    else pinv[perm[k]] = k;
+  for (int k = 0; k < n; na++) {
+    int b = blk[perm[k]];
+    if (bpinv[b] >= 0) goto out;
+    bpinv[b] = na, bperm[na] = b, pstart[na] = k;
+    for (int e = 0; e < bsize[b]; e++, k++)
+      if (blk[perm[k]] != b) goto out;
   }
-  for (int b = 0; b < nb; b++)
-    if (bsize[b] && bpinv[b] < 0) goto out;
   pstart[na] = n;
   /* each block entry's row offset in its block column's scalar columns and where its
    * transpose sits (one cursor a block column, the check of cd_sparseLduAnalyse over the
@@ -279,7 +287,6 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
   }
   rc = -1;
   int nnz = Ap[n];
-  size_t nn = (size_t)n + 1;
   if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
       cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) || cd_grow(&f->Ce, nn, sizeof(int)) ||
       cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->Cr, (size_t)nnz + 1, sizeof(int)) ||
@@ -323,8 +330,7 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
    * block column; and the reach of the unknown a of block row k is its block reach, each
    * block's unknowns in order, then k's a earlier unknowns (the tail of the first path
    * reach() walks) */
-  for (int k = 0; k < na; k++)
-    for (int j = pstart[k], r = pstart[k + 1] - j, b = 0; b < r; b++) f->perm[j + b] = boff[bperm[k]] + b;
+  memcpy(f->perm, perm, (size_t)n * sizeof(int));
   f->Lp[0] = 0;
   f->flops = 0.0;
   for (int k = 0; k < na; k++)
@@ -370,7 +376,7 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
     if (!rj) continue;
     int K = bpinv[j];
     for (int c = 0; c < rj; c++) {
-      int col = boff[j] + c, k = pstart[K] + c, q = Ap[col];
+      int col = boff[j] + c, k = pinv[col], q = Ap[col];
       f->Cp[k] = q;
       f->Cd[k] = -1;
       for (int t = Bp[j]; t < Bp[j + 1]; t++) {
@@ -378,10 +384,13 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
         if (!ri) continue;
         int ki = bpinv[i], at = Ap[col] + rowoff[t], tt = rowoff[tr[t]] + c;
         if (ki < K) {
-          for (int b = 0; b < ri; b++) f->Cr[q] = pstart[ki] + b, f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
+          for (int b = 0; b < ri; b++) f->Cr[q] = pinv[boff[i] + b], f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
         } else if (ki == K) {
-          for (int b = 0; b < c; b++) f->Cr[q] = pstart[K] + b, f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
-          f->Cd[k] = at + c;
+          for (int b = 0; b < ri; b++) {
+            int r = pinv[boff[i] + b];
+            if (r < k) f->Cr[q] = r, f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
+            else if (r == k) f->Cd[k] = at + b;
+          }
         }
       }
       f->Ce[k] = q;
