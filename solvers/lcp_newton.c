@@ -179,6 +179,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <amd.h>
 #include <klu.h>
 #include <stdio.h>
 
@@ -944,9 +945,9 @@ static int orderHeld(const cdLcpNewton *s, const cdContactProblem *p) {
          !memcmp(s->ord_col, G->col, (size_t)nnzb * sizeof(int));
 }
 
-/* keeps the contact order of KLU's fresh analysis of the n unknowns (s->ksym->Q); 0 ok, -1 no
- * memory */
-static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
+/* keeps the contact order of a fresh AMD order Q of the n unknowns, of an LU of the given
+ * flops; 0 ok, -1 no memory */
+static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n, const int *Q, double flops) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, nnzb = G->rowptr[nc];
   s->ord_nc = -1;
@@ -960,13 +961,13 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
     for (int r = s->off[i]; r < s->off[i + 1]; r++) ucon[r] = i;
   }
   for (int k = 0; k < n; k++) {
-    int i = ucon[s->ksym->Q[k]];
+    int i = ucon[Q[k]];
     if (!seen[i]) seen[i] = 1, s->corder[na++] = i;
   }
   memcpy(s->ord_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
   memcpy(s->ord_col, G->col, (size_t)nnzb * sizeof(int));
   s->ord_nc = nc, s->ord_nnzb = nnzb, s->ord_na = na;
-  s->ord_flops = s->ksym->est_flops / n;
+  s->ord_flops = flops / n;
   return 0;
 }
 
@@ -1099,12 +1100,19 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
       if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
     }
     if (!kept) {
-      s->kc.btf = 0;
-      s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc);
-      s->kc.btf = 1;
-      if (!s->ksym) return 1;
-      if (keepOrder(s, p, n)) return -1;
-      memcpy(s->kperm, s->ksym->Q, (size_t)n * sizeof(int));
+      /* AMD on K as klu_analyze orders it without BTF (the same order and flops estimate:
+       * its order and est_flops, without the rest of KLU's analysis; K of 3 unknowns or
+       * fewer in its own order) */
+      double flops;
+      if (n <= 3) {
+        for (int k = 0; k < n; k++) s->kperm[k] = k;
+        flops = n * (n - 1) / 2 + (n - 1) * n * (2 * n - 1) / 6;
+      } else {
+        double info[AMD_INFO];
+        if (amd_order(n, s->Kp, s->Ki, s->kperm, NULL, info) < AMD_OK) return 1;
+        flops = 2 * info[AMD_NMULTSUBS_LU] + info[AMD_NDIV];
+      }
+      if (keepOrder(s, p, n, s->kperm, flops)) return -1;
     }
     /* the analysis over the contacts where the order keeps each one's unknowns together (the
      * same analysis as over the unknowns: sparse_ldu.c); over the unknowns where it does not */

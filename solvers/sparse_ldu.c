@@ -50,10 +50,25 @@ struct cdSparseLdu {
   int *Rj;      /* (rcap >= lnz) ... its columns, in a topological order of the elimination tree */
   size_t rcap;
   int *Rq;      /* (lnz) ... and where each entry sits in Li */
-  int *bRp, *bRj, *bRq; /* (cd_sparseLduAnalyseBlocks) each block row's reach over the blocks, and
-                           where its rows start among each reached block column's (below that
-                           block's own rows) */
-  size_t bcap, bpcap;   /* bRj's and bRq's, bRp's */
+  /* an analysis over blocks (cd_sparseLduAnalyseBlocks) holds no Rp, Rj, Rq nor C's arrays:
+   * the factorization walks the blocks' */
+  int blocked;  /* 1: the analysis is over blocks */
+  int na;       /* blocks with unknowns */
+  int *pinv;    /* (n) the position of each unknown in the order */
+  int *bst;     /* (na + 1) each block's first position in the order (the blocks in order) */
+  int *bu;      /* (na) its first unknown */
+  int *bAp;     /* (na) where its first column starts in Ax (its columns follow, blen apart) */
+  int *blen;    /* (na) its columns' length */
+  int *bdg;     /* (na) where its diagonal block sits in its first column, -1 absent */
+  int *bCp;     /* (na + 1) the blocks of C above the diagonal in each block column: ... */
+  int *bCi;     /* ... the block (its place in the order), */
+  int *bCa;     /* ... where it sits in the block column's first column, */
+  int *bCt;     /* ... and where its transpose sits in the block's own first column */
+  int *bRp, *bRj, *bRq; /* each block row's reach over the blocks (bRp: na + 1), and where its
+                           rows start among the rows of each block column it reaches (below
+                           that block's own) */
+  int *bLp, *bLi; /* (na + 1, bcap) the block rows of each block column of L */
+  size_t bcap;  /* bRj's, bRq's and bLi's */
   int *Cp, *Ce; /* (n) column k of C above the diagonal, from Cp[k] to Ce[k] (at A's column
                    perm[k]'s place): ... */
   int *Cr;      /* (nnz) ... its rows, */
@@ -78,7 +93,9 @@ void cd_sparseLduFree(cdSparseLdu *f) {
   if (!f) return;
   cd_free(f->perm), cd_free(f->Lp), cd_free(f->Li), cd_free(f->LU), cd_free(f->d), cd_free(f->Rp);
   cd_free(f->Rj), cd_free(f->Rq), cd_free(f->Cp), cd_free(f->Ce), cd_free(f->Cr), cd_free(f->Ct), cd_free(f->Ctt);
-  cd_free(f->Cd), cd_free(f->w), cd_free(f->x), cd_free(f->bRp), cd_free(f->bRj), cd_free(f->bRq);
+  cd_free(f->Cd), cd_free(f->w), cd_free(f->x), cd_free(f->pinv), cd_free(f->bst), cd_free(f->bu), cd_free(f->bAp);
+  cd_free(f->blen), cd_free(f->bdg), cd_free(f->bCp), cd_free(f->bCi), cd_free(f->bCa), cd_free(f->bCt);
+  cd_free(f->bRp), cd_free(f->bRj), cd_free(f->bRq), cd_free(f->bLp), cd_free(f->bLi);
   cd_free(f);
 }
 
@@ -111,7 +128,7 @@ static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stac
 
 int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm) {
   f->n = 0;
-  f->analysed = f->numeric = 0;
+  f->analysed = f->numeric = f->blocked = 0;
   int nnz = Ap[n];
   size_t nn = (size_t)n + 1;
   if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
@@ -204,42 +221,42 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
 /* the block reach of block row k (C's block column k above the diagonal, up the block
  * elimination tree to k), as reach() does over the unknowns: appended to f->bRj from e;
  * returns the new end */
-static int blockReach(cdSparseLdu *f, int k, int e, const int *bCp, const int *bCr, int *parent, int *mark, int *stack,
-                      int na) {
-  int top = na;
+static int blockReach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stack) {
+  int top = f->na;
   mark[k] = k;
-  for (int q = bCp[k]; q < bCp[k + 1]; q++) {
+  for (int q = f->bCp[k]; q < f->bCp[k + 1]; q++) {
     int len = 0;
-    for (int i = bCr[q]; mark[i] != k;) {
+    for (int i = f->bCi[q]; mark[i] != k;) {
       stack[len++] = i, mark[i] = k;
       if (parent[i] < 0) parent[i] = k;
       i = parent[i];
     }
     while (len > 0) stack[--top] = stack[--len];
   }
-  memcpy(&f->bRj[e], &stack[top], (size_t)(na - top) * sizeof(int));
-  return e + na - top;
+  memcpy(&f->bRj[e], &stack[top], (size_t)(f->na - top) * sizeof(int));
+  return e + f->na - top;
 }
 
 int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const int *Bp, const int *Bi, const int *perm,
                               const int *Ap) {
   f->n = 0;
-  f->analysed = f->numeric = 0;
+  f->analysed = f->numeric = f->blocked = 0;
   int nnzb = Bp[nb], n = 0;
   for (int b = 0; b < nb; b++) {
     if (bsize[b] < 0) return 1;
     n += bsize[b];
   }
   size_t nbb = (size_t)nb + 1, neb = (size_t)nnzb + 1, nn = (size_t)n + 1;
-  /* scratch: per block 9 (offsets, the order, its inverse, start in the order, the tree,
-   * marks, a stack, cursors, fill), per block entry 2 (row offset, transpose), per unknown 2
-   * (block, inverse order); C's blocks (below) */
-  int *work = cd_malloc((9 * nbb + 2 * neb + 2 * nn) * sizeof(int)), *bCp = NULL;
+  /* scratch: per block 7 (offsets, the order, its inverse, the tree, marks, a stack, cursors
+   * then fill), per block entry 2 (row offset, transpose), per unknown 1 (its block) */
+  int *work = cd_malloc((7 * nbb + 2 * neb + nn) * sizeof(int));
   if (!work) return -1;
-  int *boff = work, *bperm = boff + nbb, *bpinv = bperm + nbb, *pstart = bpinv + nbb, *parent = pstart + nbb;
-  int *mark = parent + nbb, *stack = mark + nbb, *cur = stack + nbb, *bfill = cur + nbb, *rowoff = bfill + nbb;
-  int *tr = rowoff + neb, *blk = tr + neb, *pinv = blk + nn;
-  int rc = 1, na = 0;
+  int *boff = work, *bperm = boff + nbb, *bpinv = bperm + nbb, *parent = bpinv + nbb, *mark = parent + nbb;
+  int *stack = mark + nbb, *cur = stack + nbb, *rowoff = cur + nbb, *tr = rowoff + neb, *blk = tr + neb;
+  int rc = -1, na = 0;
+  if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->pinv, nn, sizeof(int))) goto out;
+  rc = 1;
+  int *pinv = f->pinv;
   for (int b = 0, u = 0; b < nb; b++) {
     boff[b] = u, bpinv[b] = -1;
     for (int c = 0; c < bsize[b]; c++) blk[u] = b, pinv[u++] = -1;
@@ -252,158 +269,211 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
   for (int k = 0; k < n; na++) {
     int b = blk[perm[k]];
     if (bpinv[b] >= 0) goto out;
-    bpinv[b] = na, bperm[na] = b, pstart[na] = k;
+    bpinv[b] = na, bperm[na] = b;
     for (int e = 0; e < bsize[b]; e++, k++)
       if (blk[perm[k]] != b) goto out;
   }
-  pstart[na] = n;
+  rc = -1;
+  size_t nab = (size_t)na + 1;
+  if (cd_grow(&f->bst, nab, sizeof(int)) || cd_grow(&f->bu, nab, sizeof(int)) || cd_grow(&f->bAp, nab, sizeof(int)) ||
+      cd_grow(&f->blen, nab, sizeof(int)) || cd_grow(&f->bdg, nab, sizeof(int)) || cd_grow(&f->bCp, nab, sizeof(int)) ||
+      cd_grow(&f->bRp, nab, sizeof(int)) || cd_grow(&f->bLp, nab, sizeof(int)) || cd_grow(&f->bCi, neb, sizeof(int)) ||
+      cd_grow(&f->bCa, neb, sizeof(int)) || cd_grow(&f->bCt, neb, sizeof(int)))
+    goto out;
+  rc = 1;
+  f->na = na;
+  for (int k = 0, st = 0; k < na; k++) {
+    int j = bperm[k];
+    f->bst[k] = st, st += bsize[j];
+    f->bu[k] = boff[j], f->bAp[k] = Ap[boff[j]], f->bdg[k] = -1;
+  }
+  f->bst[na] = n;
   /* each block entry's row offset in its block column's scalar columns and where its
-   * transpose sits (one cursor a block column, the check of cd_sparseLduAnalyse over the
-   * blocks that have unknowns); a block of more than one unknown must hold its diagonal
-   * block, and the scalar columns' lengths must be their blocks' */
+   * transpose sits (one cursor a block column: cd_sparseLduAnalyse's check, over the blocks
+   * that have unknowns); the scalar columns' lengths must be their blocks' */
   for (int b = 0; b < nb; b++) cur[b] = Bp[b];
-  int bnz = 0; /* C's blocks above the diagonal */
   for (int j = 0; j < nb; j++) {
-    int off = 0, diag = 0;
+    if (!bsize[j]) continue;
+    int off = 0;
     for (int t = Bp[j]; t < Bp[j + 1]; t++) {
       int i = Bi[t];
       if (i < 0 || i >= nb || (t > Bp[j] && i <= Bi[t - 1])) goto out;
-      if (!bsize[i] || !bsize[j]) continue;
-      while (cur[i] < Bp[i + 1] && !bsize[Bi[cur[i]]]) cur[i]++;
+      if (!bsize[i]) continue;
       int c = cur[i];
+      while (c < Bp[i + 1] && !bsize[Bi[c]]) c++;
       if (c >= Bp[i + 1] || Bi[c] != j) goto out;
       cur[i] = c + 1;
       tr[t] = c, rowoff[t] = off, off += bsize[i];
-      bnz += bpinv[i] < bpinv[j];
-      diag |= i == j;
     }
-    if (bsize[j] > 1 && !diag) goto out;
+    f->blen[bpinv[j]] = off;
     for (int c = 0; c < bsize[j]; c++)
       if (Ap[boff[j] + c + 1] - Ap[boff[j] + c] != off) goto out;
   }
   for (int i = 0; i < nb; i++) {
-    while (cur[i] < Bp[i + 1] && !bsize[Bi[cur[i]]]) cur[i]++;
-    if (bsize[i] && cur[i] != Bp[i + 1]) goto out;
+    if (!bsize[i]) continue;
+    int c = cur[i];
+    while (c < Bp[i + 1] && !bsize[Bi[c]]) c++;
+    if (c != Bp[i + 1]) goto out;
   }
-  rc = -1;
-  int nnz = Ap[n];
-  if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
-      cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) || cd_grow(&f->Ce, nn, sizeof(int)) ||
-      cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->Cr, (size_t)nnz + 1, sizeof(int)) ||
-      cd_grow(&f->Ct, (size_t)nnz + 1, sizeof(int)) || cd_grow(&f->Ctt, (size_t)nnz + 1, sizeof(int)) ||
-      cd_grow(&f->w, nn, sizeof(cdPair)) || cd_grow(&f->x, nn, sizeof(double)) ||
-      !(bCp = cd_malloc(((size_t)na + 1 + (size_t)bnz + 1) * sizeof(int))))
-    goto out;
-  if ((size_t)na + 1 > f->bpcap) {
-    if (cd_grow(&f->bRp, (size_t)na + 1, sizeof(int))) goto out;
-    f->bpcap = (size_t)na + 1;
-  }
-  /* C's block columns above the diagonal, in Bi's order (the order in which A's columns list
-   * the rows, which the reaches' order follows) */
-  int *bCr = bCp + na + 1;
-  for (int k = 0; k < na; k++) {
-    int j = bperm[k], e = k ? bCp[k] : 0;
-    bCp[k] = e;
-    for (int t = Bp[j]; t < Bp[j + 1]; t++)
-      if (bsize[Bi[t]] && bpinv[Bi[t]] < k) bCr[e++] = bpinv[Bi[t]];
-    bCp[k + 1] = e;
+  /* C's block columns above the diagonal, in Bi's order (as A's columns list their rows,
+   * which the reaches' order follows), and the diagonal blocks: a block of more than one
+   * unknown must hold its own */
+  for (int k = 0, e = 0; k < na; k++) {
+    int j = bperm[k];
+    f->bCp[k] = e;
+    for (int t = Bp[j]; t < Bp[j + 1]; t++) {
+      int i = Bi[t];
+      if (!bsize[i]) continue;
+      int ki = bpinv[i];
+      if (ki < k) f->bCi[e] = ki, f->bCa[e] = Ap[boff[j]] + rowoff[t], f->bCt[e] = Ap[boff[i]] + rowoff[tr[t]], e++;
+      else if (ki == k) f->bdg[k] = Ap[boff[j]] + rowoff[t];
+    }
+    f->bCp[k + 1] = e;
+    if (bsize[j] > 1 && f->bdg[k] < 0) goto out;
   }
   /* the block rows' reaches (the block elimination tree grown with them) into bRj, and where
-   * each block row's rows start in each block column it reaches (bRq; bfill: the rows of each
-   * block column so far) */
-  for (int k = 0; k < na; k++) parent[k] = mark[k] = -1, bfill[k] = 0;
+   * each block row's rows start in each block column it reaches (bRq; cur: the rows of each
+   * block column so far, mark: its block rows) */
+  rc = -1;
+  int *fill = cur, *count = boff; /* (boff, cur: no longer needed) */
+  for (int k = 0; k < na; k++) parent[k] = mark[k] = -1, fill[k] = count[k] = 0;
   int e = 0;
   for (int k = 0; k < na; k++) {
     if ((size_t)e + (size_t)k + 1 > f->bcap) {
       size_t want = 2 * ((size_t)e + (size_t)k + 1);
-      if (want > 0x7fffffff || cd_grow(&f->bRj, want, sizeof(int)) || cd_grow(&f->bRq, want, sizeof(int))) goto out;
+      if (want > 0x7fffffff || cd_grow(&f->bRj, want, sizeof(int)) || cd_grow(&f->bRq, want, sizeof(int)) ||
+          cd_grow(&f->bLi, want, sizeof(int)))
+        goto out;
       f->bcap = want;
     }
     f->bRp[k] = e;
-    int end = blockReach(f, k, e, bCp, bCr, parent, mark, stack, na), rk = pstart[k + 1] - pstart[k];
-    for (; e < end; e++) f->bRq[e] = bfill[f->bRj[e]], bfill[f->bRj[e]] += rk;
+    int end = blockReach(f, k, e, parent, mark, stack), rk = f->bst[k + 1] - f->bst[k];
+    for (; e < end; e++) {
+      int P = f->bRj[e];
+      f->bRq[e] = fill[P], fill[P] += rk, count[P]++;
+    }
   }
   f->bRp[na] = e;
-  /* the scalar analysis from the blocks', as cd_sparseLduAnalyse makes it: the unknowns of a
-   * block are a chain of the elimination tree (its diagonal block dense), so L's column of
-   * the unknown b of a block of r holds its r - 1 - b later unknowns, then the rows of the
-   * block column; and the reach of the unknown a of block row k is its block reach, each
-   * block's unknowns in order, then k's a earlier unknowns (the tail of the first path
-   * reach() walks) */
-  memcpy(f->perm, perm, (size_t)n * sizeof(int));
+  /* L's columns: the unknown b of a block of r (a chain of the elimination tree: its
+   * diagonal block is dense) holds its r - 1 - b later unknowns, then the rows of the block
+   * rows of its block column (bLp, bLi: those block rows, ascending) */
+  f->bLp[0] = 0;
+  for (int k = 0; k < na; k++) f->bLp[k + 1] = f->bLp[k] + count[k], count[k] = f->bLp[k];
+  for (int k = 0; k < na; k++)
+    for (int q = f->bRp[k]; q < f->bRp[k + 1]; q++) f->bLi[count[f->bRj[q]]++] = k;
+  if (cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) || cd_grow(&f->w, nn, sizeof(cdPair)) ||
+      cd_grow(&f->x, nn, sizeof(double)))
+    goto out;
   f->Lp[0] = 0;
   f->flops = 0.0;
   for (int k = 0; k < na; k++)
-    for (int j = pstart[k], r = pstart[k + 1] - j, b = 0; b < r; b++) {
-      double c = r - 1 - b + bfill[k];
+    for (int j = f->bst[k], r = f->bst[k + 1] - j, b = 0; b < r; b++) {
+      double c = r - 1 - b + fill[k];
       f->flops += c + 2.0 * c * c;
-      f->Lp[j + b + 1] = f->Lp[j + b] + (r - 1 - b + bfill[k]);
+      f->Lp[j + b + 1] = f->Lp[j + b] + (r - 1 - b + fill[k]);
     }
   int lnz = f->Lp[n];
   size_t ln = lnz > 0 ? (size_t)lnz : 1;
-  if ((size_t)lnz > f->rcap) {
-    if (cd_grow(&f->Rj, ln, sizeof(int))) goto out;
-    f->rcap = ln;
-  }
-  if (cd_grow(&f->Li, ln, sizeof(int)) || cd_grow(&f->LU, ln, sizeof(cdPair)) || cd_grow(&f->Rq, ln, sizeof(int))) goto out;
-  int *Rj = f->Rj, *Rq = f->Rq, *Li = f->Li, *Lp = f->Lp;
-  e = 0;
-  for (int kb = 0; kb < na; kb++) {
-    int st = pstart[kb], r = pstart[kb + 1] - st;
-    for (int a = 0; a < r; a++) {
-      int k = st + a;
-      f->Rp[k] = e;
-      for (int q = f->bRp[kb]; q < f->bRp[kb + 1]; q++) {
-        int P = f->bRj[q], sp = pstart[P], rp = pstart[P + 1] - sp, base = f->bRq[q] + a + rp - 1;
-        for (int b = 0; b < rp; b++) {
-          int j = sp + b, at = Lp[j] + base - b;
-          Rj[e] = j, Rq[e] = at, Li[at] = k, e++;
-        }
-      }
-      for (int b = 0; b < a; b++) {
-        int j = st + b, at = Lp[j] + a - b - 1;
-        Rj[e] = j, Rq[e] = at, Li[at] = k, e++;
-      }
+  if (cd_grow(&f->Li, ln, sizeof(int)) || cd_grow(&f->LU, ln, sizeof(cdPair))) goto out;
+  for (int k = 0; k < na; k++)
+    for (int j = f->bst[k], r = f->bst[k + 1] - j, b = 0; b < r; b++) {
+      int *li = &f->Li[f->Lp[j + b]];
+      for (int a = b + 1; a < r; a++) *li++ = j + a;
+      for (int q = f->bLp[k]; q < f->bLp[k + 1]; q++)
+        for (int i = f->bst[f->bLi[q]], iend = f->bst[f->bLi[q] + 1]; i < iend; i++) *li++ = i;
     }
-  }
-  f->Rp[n] = e;
-  f->lnz = e;
-  /* C's columns above the diagonal and its diagonal, from the blocks: the rows of each block
-   * in Bi's order (A's rows ascending), where each entry sits in Ax (its block's row offset)
-   * and where its transpose does */
-  for (int j = 0; j < nb; j++) {
-    int rj = bsize[j];
-    if (!rj) continue;
-    int K = bpinv[j];
-    for (int c = 0; c < rj; c++) {
-      int col = boff[j] + c, k = pinv[col], q = Ap[col];
-      f->Cp[k] = q;
-      f->Cd[k] = -1;
-      for (int t = Bp[j]; t < Bp[j + 1]; t++) {
-        int i = Bi[t], ri = bsize[i];
-        if (!ri) continue;
-        int ki = bpinv[i], at = Ap[col] + rowoff[t], tt = rowoff[tr[t]] + c;
-        if (ki < K) {
-          for (int b = 0; b < ri; b++) f->Cr[q] = pinv[boff[i] + b], f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
-        } else if (ki == K) {
-          for (int b = 0; b < ri; b++) {
-            int r = pinv[boff[i] + b];
-            if (r < k) f->Cr[q] = r, f->Ct[q] = at + b, f->Ctt[q] = Ap[boff[i] + b] + tt, q++;
-            else if (r == k) f->Cd[k] = at + b;
-          }
-        }
-      }
-      f->Ce[k] = q;
-    }
-  }
+  memcpy(f->perm, perm, (size_t)n * sizeof(int));
+  f->lnz = lnz;
   memset(f->w, 0, (size_t)n * sizeof *f->w);
   f->n = n;
-  f->analysed = 1;
+  f->blocked = f->analysed = 1;
   rc = 0;
 out:
   cd_free(work);
-  cd_free(bCp);
   return rc;
+}
+
+/* one entry j of row k's reach (L(k, j) and U(j, k) at Li's at): both solves' updates of the
+ * rows of column j above k, then L(k, j), U(j, k), d_k's update (dk) and the largest
+ * multiplier (gk); cd_sparseLduFactor's loop body, for factorBlocks */
+#define PIVOT_STEP(j, at)                                         \
+  do {                                                            \
+    cdPair wv = w[j];                                             \
+    w[j] = (cdPair){0.0, 0.0};                                    \
+    int p = Lp[j];                                                \
+    for (; p + 1 < (at); p += 2) {                                \
+      int i0 = Li[p], i1 = Li[p + 1];                             \
+      cdPair a0 = LU[p] * wv, a1 = LU[p + 1] * wv;                \
+      w[i0] -= a0;                                                \
+      w[i1] -= a1;                                                \
+    }                                                             \
+    if (p < (at)) w[Li[p]] -= LU[p] * wv;                         \
+    double l = wv[1] / d[j], u = wv[0] / d[j];                    \
+    LU[at] = (cdPair){l, u};                                      \
+    dk -= l * wv[0];                                              \
+    double am = fabs(l) > fabs(u) ? fabs(l) : fabs(u);            \
+    gk = gk > am ? gk : am;                                       \
+  } while (0)
+
+/* cd_sparseLduFactor over an analysis over blocks: the same operations in the same order as
+ * over the analysis cd_sparseLduAnalyse makes of the same pattern and order. Row k, the
+ * unknown a of its block: C's column k above the diagonal comes from the blocks of C's block
+ * column and the diagonal block; its reach is its block reach, each block's unknowns in
+ * order, then the a unknowns of its block before it (the tail of the first path reach()
+ * walks); L(k, j) sits, in column j (the unknown b of a block P of r), after P's r - 1 - b
+ * later unknowns and the rows of P's block rows before k's block (bRq) */
+static int factorBlocks(cdSparseLdu *f, const double *Ax, double tol) {
+  const int *Lp = f->Lp, *Li = f->Li, *pinv = f->pinv, *bst = f->bst;
+  cdPair *LU = f->LU, *w = f->w;
+  double *d = f->d, big = 1.0 / tol, growth = 0.0;
+  for (int kb = 0; kb < f->na; kb++) {
+    int st = bst[kb], r = bst[kb + 1] - st, u0 = f->bu[kb], len = f->blen[kb], dg = f->bdg[kb];
+    for (int a = 0; a < r; a++) {
+      int k = st + a, c = f->perm[k] - u0;
+      /* w = (C(0:k, k), C(k, 0:k)^T) over the reach, zero elsewhere */
+      for (int q = f->bCp[kb]; q < f->bCp[kb + 1]; q++) {
+        int ki = f->bCi[q], ui = f->bu[ki], ri = bst[ki + 1] - bst[ki], li = f->blen[ki];
+        const double *x0 = &Ax[f->bCa[q] + c * len], *t0 = &Ax[f->bCt[q] + c];
+        for (int b = 0; b < ri; b++) {
+          cdPair v = {x0[b], t0[b * li]};
+          w[pinv[ui + b]] = v;
+        }
+      }
+      double dk = 0.0, gk = 0.0;
+      if (dg >= 0) {
+        const double *x0 = &Ax[dg + c * len], *t0 = &Ax[dg + c];
+        for (int b = 0; b < r; b++) {
+          int i = pinv[u0 + b];
+          if (i < k) {
+            cdPair v = {x0[b], t0[b * len]};
+            w[i] = v;
+          }
+        }
+        dk = x0[c];
+      }
+      for (int q = f->bRp[kb], qe = f->bRp[kb + 1]; q < qe; q++) {
+        int P = f->bRj[q], j = bst[P], je = bst[P + 1], at0 = f->bRq[q] + a + je - 1;
+        for (; j < je; j++) {
+          int at = Lp[j] + at0 - j;
+          PIVOT_STEP(j, at);
+        }
+      }
+      for (int j = st; j < k; j++) {
+        int at = Lp[j] + k - j - 1;
+        PIVOT_STEP(j, at);
+      }
+      d[k] = dk;
+      growth = growth > gk ? growth : gk;
+      if (!(gk <= big) || !(fabs(dk) > 0.0) || !isfinite(dk)) {
+        f->failed = k;
+        f->growth = growth;
+        return 1;
+      }
+    }
+  }
+  f->growth = growth;
+  f->numeric = 1;
+  return 0;
 }
 
 int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
@@ -411,6 +481,7 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
   f->numeric = 0;
   f->failed = -1;
   if (!f->analysed) return -1;
+  if (f->blocked) return factorBlocks(f, Ax, tol);
   const int *Lp = f->Lp, *Li = f->Li, *Rj = f->Rj, *Rq = f->Rq;
   cdPair *LU = f->LU, *w = f->w;
   double *d = f->d, big = 1.0 / tol, growth = 0.0;
