@@ -576,6 +576,53 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
     s->nzcap = bound;
   }
   size_t e = 0;
+  if (!sym) {
+    /* the whole of K a block column at a time: each block of G (with an active contact) once,
+     * its ri x rj block of K into the rj columns (each column len entries: those of the
+     * block column's blocks in turn); the same operations per entry as below */
+    for (int j = 0; j < nc; j++) {
+      int rj = modeRows[s->mode[j]];
+      if (!rj) continue;
+      const double *Bj = &s->B[9 * j];
+      int len = 0, ro = 0;
+      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) len += modeRows[s->mode[G->col[t]]];
+      for (int col = 0; col < rj; col++) s->Kp[s->off[j] + col] = (int)e + col * len;
+      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
+        int i = G->col[t], ri = modeRows[s->mode[i]];
+        if (!ri) continue;
+        const double *Gt = &G->val[9 * (size_t)t], *Ci = &s->C[9 * i]; /* G_ji; G_ij = G_ji^T */
+        double scale = s->sq[i] * s->sq[j];
+        int vertex = s->mode[i] == MODE_VERTEX;
+        for (int col = 0; col < rj; col++) {
+          /* T = G_ij B_j[:, col] */
+          const double *b = &Bj[3 * col];
+          int cidx = s->off[j] + col;
+          size_t at = e + (size_t)col * (size_t)len + (size_t)ro;
+          double T[3];
+          T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
+          if (vertex) { /* C_i = n^T: the normal row only (most of a pile's) */
+            double v = scale * T[0];
+            if (s->off[i] == cidx) v += REG;
+            s->Ki[at] = s->off[i];
+            s->Kx[at] = v;
+            continue;
+          }
+          for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
+          for (int a = 0; a < ri; a++) {
+            int row = s->off[i] + a;
+            double v = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
+            if (row == cidx) v += REG;
+            s->Ki[at + (size_t)a] = row;
+            s->Kx[at + (size_t)a] = v;
+          }
+        }
+        ro += ri;
+      }
+      e += (size_t)rj * (size_t)len;
+    }
+    s->Kp[n] = (int)e;
+    return 0;
+  }
   for (int j = 0; j < nc; j++) {
     int rj = modeRows[s->mode[j]];
     if (!rj) continue;
@@ -1058,6 +1105,31 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
 }
 
 static int lduBlockCount[3];
+/* AMD's order of K's n unknowns into perm and its LU's flops as klu_analyze estimates them
+ * (2 NMULTSUBS_LU + NDIV): amd_order's, by amd_2 on the matrix amd_order would build. K's
+ * pattern is symmetric with its rows ascending, so A + A^T is K without its diagonal, each
+ * column's rows ascending, which is what amd_1 builds (each column's rows above the
+ * diagonal, then below, both ascending), in amd_order's workspace (elbow room nnz / 5 + n):
+ * the same order without amd_order's checks, counts and transposition. 0 ok, -1 no memory */
+static int amdOrder(cdLcpNewton *s, int n, int *perm, double *flops) {
+  size_t nz = (size_t)s->Kp[n]; /* (A + A^T's entries: at most K's) */
+  int *w = cd_malloc((8 * (size_t)n + nz + nz / 5 + (size_t)n + 1) * sizeof(int));
+  if (!w) return -1;
+  int *Pe = w, *Len = Pe + n, *Nv = Len + n, *Next = Nv + n, *Head = Next + n, *Elen = Head + n, *Degree = Elen + n;
+  int *W = Degree + n, *Iw = W + n, pfree = 0;
+  for (int j = 0; j < n; j++) {
+    Pe[j] = pfree;
+    for (int t = s->Kp[j]; t < s->Kp[j + 1]; t++)
+      if (s->Ki[t] != j) Iw[pfree++] = s->Ki[t];
+    Len[j] = pfree - Pe[j];
+  }
+  double info[AMD_INFO];
+  for (int k = 0; k < AMD_INFO; k++) info[k] = -1.0;
+  amd_2(n, Pe, Iw, Len, pfree + pfree / 5 + n, pfree, Nv, Next, perm, Head, Elen, Degree, W, NULL, info);
+  *flops = 2 * info[AMD_NMULTSUBS_LU] + info[AMD_NDIV];
+  cd_free(w);
+  return 0;
+}
 /* the analysis of the pattern in Kp, Ki, reused when it is the last one's (the numeric
  * factorization of an earlier K kept with it); 0 ok, 1 the library failed (out of memory or a
  * numerical breakdown), -1 no memory here */
@@ -1108,9 +1180,17 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
         for (int k = 0; k < n; k++) s->kperm[k] = k;
         flops = n * (n - 1) / 2 + (n - 1) * n * (2 * n - 1) / 6;
       } else {
-        double info[AMD_INFO];
-        if (amd_order(n, s->Kp, s->Ki, s->kperm, NULL, info) < AMD_OK) return 1;
-        flops = 2 * info[AMD_NMULTSUBS_LU] + info[AMD_NDIV];
+        int rc = amdOrder(s, n, s->kperm, &flops);
+        if (rc) return rc;
+        if (getenv("LDU_AMDCHECK")) {
+          double info[AMD_INFO];
+          int *q = malloc((size_t)n * sizeof(int));
+          amd_order(n, s->Kp, s->Ki, q, NULL, info);
+          if (memcmp(q, s->kperm, (size_t)n * sizeof(int)) || flops != 2 * info[AMD_NMULTSUBS_LU] + info[AMD_NDIV])
+            fprintf(stderr, "AMD differs: n %d\n", n);
+          else fprintf(stderr, "AMD same\n");
+          free(q);
+        }
       }
       if (keepOrder(s, p, n, s->kperm, flops)) return -1;
     }

@@ -318,6 +318,8 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
   /* C's block columns above the diagonal, in Bi's order (as A's columns list their rows,
    * which the reaches' order follows), and the diagonal blocks: a block of more than one
    * unknown must hold its own */
+  int nce = 0, nr = 0; /* (C's entries above the diagonal in the blocks' first columns; the
+                          unknowns of the blocks' first rows' reaches) */
   for (int k = 0, e = 0; k < na; k++) {
     int j = bperm[k];
     f->bCp[k] = e;
@@ -325,7 +327,7 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
       int i = Bi[t];
       if (!bsize[i]) continue;
       int ki = bpinv[i];
-      if (ki < k) f->bCi[e] = ki, f->bCa[e] = Ap[boff[j]] + rowoff[t], f->bCt[e] = Ap[boff[i]] + rowoff[tr[t]], e++;
+      if (ki < k) f->bCi[e] = ki, f->bCa[e] = Ap[boff[j]] + rowoff[t], f->bCt[e] = Ap[boff[i]] + rowoff[tr[t]], e++, nce += bsize[i];
       else if (ki == k) f->bdg[k] = Ap[boff[j]] + rowoff[t];
     }
     f->bCp[k + 1] = e;
@@ -350,7 +352,7 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
     int end = blockReach(f, k, e, parent, mark, stack), rk = f->bst[k + 1] - f->bst[k];
     for (; e < end; e++) {
       int P = f->bRj[e];
-      f->bRq[e] = fill[P], fill[P] += rk, count[P]++;
+      f->bRq[e] = fill[P], fill[P] += rk, count[P]++, nr += f->bst[P + 1] - f->bst[P];
     }
   }
   f->bRp[na] = e;
@@ -375,13 +377,63 @@ int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const in
   int lnz = f->Lp[n];
   size_t ln = lnz > 0 ? (size_t)lnz : 1;
   if (cd_grow(&f->Li, ln, sizeof(int)) || cd_grow(&f->LU, ln, sizeof(cdPair))) goto out;
-  for (int k = 0; k < na; k++)
-    for (int j = f->bst[k], r = f->bst[k + 1] - j, b = 0; b < r; b++) {
-      int *li = &f->Li[f->Lp[j + b]];
-      for (int a = b + 1; a < r; a++) *li++ = j + a;
-      for (int q = f->bLp[k]; q < f->bLp[k + 1]; q++)
-        for (int i = f->bst[f->bLi[q]], iend = f->bst[f->bLi[q] + 1]; i < iend; i++) *li++ = i;
+  {
+    /* (the block rows' unknowns, the same in each column of the block: written once after
+     * the first column's later unknowns, then copied) */
+    const int *bst = f->bst, *bLp = f->bLp, *bLi = f->bLi, *Lp = f->Lp;
+    int *Li = f->Li;
+    for (int k = 0; k < na; k++) {
+      int j = bst[k], r = bst[k + 1] - j, *li = &Li[Lp[j]], *rows;
+      for (int a = 1; a < r; a++) *li++ = j + a;
+      rows = li;
+      for (int q = bLp[k]; q < bLp[k + 1]; q++) {
+        int i = bst[bLi[q]], iend = bst[bLi[q] + 1];
+        *li++ = i;
+        while (++i < iend) *li++ = i;
+      }
+      for (int b = 1; b < r; b++) {
+        int *lb = &Li[Lp[j + b]];
+        for (int a = b + 1; a < r; a++) *lb++ = j + a;
+        memcpy(lb, rows, (size_t)(li - rows) * sizeof(int));
+      }
     }
+  }
+  /* what each block's rows share, as scalar lists (a block's r rows walk them alike): the
+   * reach of its first row (Rp, Rj over the blocks; Rq: where L(k, j) sits for its first row
+   * k, one further a row), and C's entries above the diagonal in its first column (Cp over
+   * the blocks; Cr, the row; Ct, Ctt: where the entry and its transpose sit, the c-th column's
+   * c len and c further) */
+  if ((size_t)nr + 1 > f->rcap) {
+    if (cd_grow(&f->Rj, (size_t)nr + 1, sizeof(int))) goto out;
+    f->rcap = (size_t)nr + 1;
+  }
+  if (cd_grow(&f->Rq, (size_t)nr + 1, sizeof(int)) || cd_grow(&f->Rp, nab, sizeof(int)) || cd_grow(&f->Cp, nab, sizeof(int)) ||
+      cd_grow(&f->Cr, (size_t)nce + 1, sizeof(int)) || cd_grow(&f->Ct, (size_t)nce + 1, sizeof(int)) ||
+      cd_grow(&f->Ctt, (size_t)nce + 1, sizeof(int)))
+    goto out;
+  {
+    const int *bst = f->bst, *bRp = f->bRp, *bRj = f->bRj, *bRq = f->bRq, *Lp = f->Lp, *bCp = f->bCp, *bCi = f->bCi;
+    const int *bu = f->bu, *blen = f->blen, *bCa = f->bCa, *bCt = f->bCt;
+    int *Rp = f->Rp, *Rj = f->Rj, *Rq = f->Rq, *Cp = f->Cp, *Cr = f->Cr, *Ct = f->Ct, *Ctt = f->Ctt;
+    e = 0;
+    for (int k = 0; k < na; k++) {
+      Rp[k] = e;
+      for (int q = bRp[k]; q < bRp[k + 1]; q++) {
+        int P = bRj[q], j = bst[P], je = bst[P + 1], at0 = bRq[q] + je - 1;
+        for (; j < je; j++, e++) Rj[e] = j, Rq[e] = Lp[j] + at0 - j;
+      }
+    }
+    Rp[na] = e;
+    e = 0;
+    for (int k = 0; k < na; k++) {
+      Cp[k] = e;
+      for (int q = bCp[k]; q < bCp[k + 1]; q++) {
+        int ki = bCi[q], ui = bu[ki], ri = bst[ki + 1] - bst[ki], li = blen[ki], a0 = bCa[q], t0 = bCt[q];
+        for (int b = 0; b < ri; b++, e++) Cr[e] = pinv[ui + b], Ct[e] = a0 + b, Ctt[e] = t0 + b * li;
+      }
+    }
+    Cp[na] = e;
+  }
   memcpy(f->perm, perm, (size_t)n * sizeof(int));
   f->lnz = lnz;
   memset(f->w, 0, (size_t)n * sizeof *f->w);
@@ -423,25 +475,22 @@ out:
  * walks); L(k, j) sits, in column j (the unknown b of a block P of r), after P's r - 1 - b
  * later unknowns and the rows of P's block rows before k's block (bRq) */
 static int factorBlocks(cdSparseLdu *f, const double *Ax, double tol) {
-  const int *Lp = f->Lp, *Li = f->Li, *pinv = f->pinv, *bst = f->bst;
+  const int *Lp = f->Lp, *Li = f->Li, *pinv = f->pinv, *bst = f->bst, *Rj = f->Rj, *Rq = f->Rq;
+  const int *Cr = f->Cr, *Ct = f->Ct, *Ctt = f->Ctt;
   cdPair *LU = f->LU, *w = f->w;
   double *d = f->d, big = 1.0 / tol, growth = 0.0;
   for (int kb = 0; kb < f->na; kb++) {
     int st = bst[kb], r = bst[kb + 1] - st, u0 = f->bu[kb], len = f->blen[kb], dg = f->bdg[kb];
     for (int a = 0; a < r; a++) {
-      int k = st + a, c = f->perm[k] - u0;
+      int k = st + a, c = f->perm[k] - u0, cl = c * len;
       /* w = (C(0:k, k), C(k, 0:k)^T) over the reach, zero elsewhere */
-      for (int q = f->bCp[kb]; q < f->bCp[kb + 1]; q++) {
-        int ki = f->bCi[q], ui = f->bu[ki], ri = bst[ki + 1] - bst[ki], li = f->blen[ki];
-        const double *x0 = &Ax[f->bCa[q] + c * len], *t0 = &Ax[f->bCt[q] + c];
-        for (int b = 0; b < ri; b++) {
-          cdPair v = {x0[b], t0[b * li]};
-          w[pinv[ui + b]] = v;
-        }
+      for (int q = f->Cp[kb]; q < f->Cp[kb + 1]; q++) {
+        cdPair v = {Ax[Ct[q] + cl], Ax[Ctt[q] + c]};
+        w[Cr[q]] = v;
       }
       double dk = 0.0, gk = 0.0;
       if (dg >= 0) {
-        const double *x0 = &Ax[dg + c * len], *t0 = &Ax[dg + c];
+        const double *x0 = &Ax[dg + cl], *t0 = &Ax[dg + c];
         for (int b = 0; b < r; b++) {
           int i = pinv[u0 + b];
           if (i < k) {
@@ -451,12 +500,9 @@ static int factorBlocks(cdSparseLdu *f, const double *Ax, double tol) {
         }
         dk = x0[c];
       }
-      for (int q = f->bRp[kb], qe = f->bRp[kb + 1]; q < qe; q++) {
-        int P = f->bRj[q], j = bst[P], je = bst[P + 1], at0 = f->bRq[q] + a + je - 1;
-        for (; j < je; j++) {
-          int at = Lp[j] + at0 - j;
-          PIVOT_STEP(j, at);
-        }
+      for (int q = f->Rp[kb]; q < f->Rp[kb + 1]; q++) {
+        int j = Rj[q], at = Rq[q] + a;
+        PIVOT_STEP(j, at);
       }
       for (int j = st; j < k; j++) {
         int at = Lp[j] + k - j - 1;
