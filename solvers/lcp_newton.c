@@ -181,7 +181,6 @@
 #include <string.h>
 #include <amd.h>
 #include <klu.h>
-#include <stdio.h>
 
 #include "alloc.h"
 #include "backend.h"
@@ -1104,7 +1103,6 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   return 0;
 }
 
-static int lduBlockCount[3];
 /* AMD's order of K's n unknowns into perm and its LU's flops as klu_analyze estimates them
  * (2 NMULTSUBS_LU + NDIV): amd_order's, by amd_2 on the matrix amd_order would build. K's
  * pattern is symmetric with its rows ascending, so A + A^T is K without its diagonal, each
@@ -1164,7 +1162,7 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   } else if (kind == SYS_LU) {
     /* the LDU in the kept order where it is good enough, else in AMD's (KLU's analysis,
      * without BTF: K of a pile is one block, or blocks AMD keeps apart; kept for a fallback) */
-    int kept = 0, nc = p->ncon;
+    int kept = 0;
     if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
       double flops;
@@ -1182,31 +1180,10 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
       } else {
         int rc = amdOrder(s, n, s->kperm, &flops);
         if (rc) return rc;
-        if (getenv("LDU_AMDCHECK")) {
-          double info[AMD_INFO];
-          int *q = malloc((size_t)n * sizeof(int));
-          amd_order(n, s->Kp, s->Ki, q, NULL, info);
-          if (memcmp(q, s->kperm, (size_t)n * sizeof(int)) || flops != 2 * info[AMD_NMULTSUBS_LU] + info[AMD_NDIV])
-            fprintf(stderr, "AMD differs: n %d\n", n);
-          else fprintf(stderr, "AMD same\n");
-          free(q);
-        }
       }
       if (keepOrder(s, p, n, s->kperm, flops)) return -1;
     }
-    /* the analysis over the contacts where the order keeps each one's unknowns together (the
-     * same analysis as over the unknowns: sparse_ldu.c); over the unknowns where it does not */
-    int *bsize = s->oscr, rc;
-    for (int i = 0; i < nc; i++) bsize[i] = modeRows[s->mode[i]];
-    rc = cd_sparseLduAnalyseBlocks(s->ldu, nc, bsize, p->G.rowptr, p->G.col, s->kperm, s->Kp);
-    if (rc < 0) return -1;
-    lduBlockCount[rc]++;
-    if (getenv("LDU_DBG")) {
-      int h[4] = {0, 0, 0, 0};
-      for (int i = 0; i < nc; i++) h[bsize[i]]++;
-      fprintf(stderr, "n %d nnz %d nc %d nnzb %d sizes %d %d %d %d lnz %.0f\n", n, s->Kp[n], nc, p->G.rowptr[nc], h[0], h[1], h[2], h[3], cd_sparseLduFlops(s->ldu));
-    }
-    if (rc) rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
+    int rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
     if (rc) return rc < 0 ? -1 : 1;
     s->est_flops = cd_sparseLduFlops(s->ldu);
   } else {
@@ -1815,8 +1792,4 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   st.converged = bestres <= tol;
   if (stats) *stats = st;
   return rc;
-}
-#include <stdio.h>
-__attribute__((destructor)) static void lduBlockDump(void) {
-  if (getenv("LDU_COUNT")) fprintf(stderr, "block analyses %d, refused %d, scalar orders %d\n", lduBlockCount[0], lduBlockCount[1], lduBlockCount[2]);
 }

@@ -23,20 +23,6 @@ void cd_sparseLduFree(cdSparseLdu *f);
  * are not ascending, -1 no memory (the analysis held before is gone in all three cases) */
 int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm);
 
-/* the same analysis (the same arrays: each factorization then does the same operations in
- * the same order) made over blocks: nb blocks of bsize[b] >= 0 unknowns each (block b's are
- * the unknowns after those of the blocks before it), the block pattern Bp, Bi (compressed
- * columns, rows ascending, structurally symmetric; a block of more than one unknown holds its
- * diagonal block), the scalar pattern its expansion (each block dense; blocks of no unknowns
- * left out: column c of block j holds, for each block i of column j in turn, i's unknowns in
- * order) with column starts Ap (n + 1), in the order perm (n) that keeps each block's
- * unknowns together (in any order among them). The reaches and the elimination tree are
- * walked over the blocks: ~r^2 times less of that work for blocks of r unknowns. 0 ok, 1 the
- * patterns or the order are not of that form, -1 no memory (the analysis held before is gone
- * in all three cases) */
-int cd_sparseLduAnalyseBlocks(cdSparseLdu *f, int nb, const int *bsize, const int *Bp, const int *Bi, const int *perm,
-                              const int *Ap);
-
 /* the flops of a factorization of the analysed pattern as KLU and AMD estimate an LU's: the
  * sum over L's columns of c + 2 c^2, c the column's entries below the diagonal */
 double cd_sparseLduFlops(const cdSparseLdu *f);
