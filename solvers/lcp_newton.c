@@ -71,16 +71,32 @@
  * flop) and its analyses 0.54G (308: an active set's pattern is new to nearly every
  * factorization, so the analysis costs about what the factorization does), solves 0.18G ->
  * 0.16G; this method 4.32G -> 3.30G, the run 11.84G -> 10.82G; one K fell back to KLU (AMD's
- * orders, by klu_analyze, 0.23G, as before). Its 400 steps: user CPU 11.49 s -> 10.61 s
+ * orders, by klu_analyze, 0.23G, as before; since by amd_2 itself, below). Its 400 steps: user CPU 11.49 s -> 10.61 s
  * (medians of five alternating pairs against main's binary),
  * 1,855 factorizations of K, the largest multiplier at most 10 in 1,696, 10-100 in 137,
  * 100-1000 in 16 and above 1000 in 6 (factored by KLU); every step converged (residual at most
  * 9.6e-9; main's 9.8e-9), trajectories apart from main's from step 21 (velocities 5e-16 m/s)
  * by roundoff growing tenfold every ~10 steps as the pile lands (largest velocity difference
  * 2e-8 m/s at step 100, 4e-5 at 150, 6e-2 at 200; positions 7e-7 m at 150, 0.1 m by 350: the
- * pile's spheres then roll differently). K is assembled only
+ * pile's spheres then roll differently). AMD's order is amd_2's on the matrix amd_order
+ * builds from K (amdOrder: the same order and flops estimate as klu_analyze's, which ran AMD
+ * for nothing else; KLU analyses K in that order at a fallback only): on S2 10's first 60
+ * steps (callgrind, 71 fresh orders, each the same as amd_order's) 0.23G -> 0.12G (amd_valid,
+ * amd_aat, amd_1's transposition and KLU's symbolic object 0.12G -> K's copy without its
+ * diagonal 0.02G; with assemble's change below the run 8.831G -> 8.711G, the same answers bit
+ * for bit: h5same on S2 10, S3 20 and S4 10). Tried on the same 60 steps: the
+ * analysis over contacts (the elimination tree and every row's reach over the active
+ * contacts' graph, each contact's unknowns a chain; 71 of AMD's 305 orders split a contact's
+ * unknowns and stayed scalar): expanded into the scalar analysis's arrays it cost more than
+ * that analysis (0.56G for 234 against 0.53G for all 305); holding block arrays only, with a
+ * factorization walking them in the scalar one's order (bit for bit), the analyses 0.53G ->
+ * 0.49G but the factorizations 0.55G -> 0.60G, the run 8.714G -> 8.728G: the analysis's cost
+ * is L's pattern and C's entries (O(nnz), O(lnz) stores, which blocks of 1-3 unknowns do not
+ * shrink), not the tree walk, and so dropped (sparse_ldu.c). K is assembled only
  * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
- * the steps 8.46G -> 8.40G); its products (refinement) go through G: K x = S C G B S x, one
+ * the steps 8.46G -> 8.40G), an unsymmetric K a block column at a time (each block of G
+ * once for the block column's unknowns, the same operations per entry: S2 10, 60 steps,
+ * 0.362G -> 0.352G); its products (refinement) go through G: K x = S C G B S x, one
  * block product.
  * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
  * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
@@ -977,7 +993,7 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
   return 0;
 }
 
-/* the LU's order of K's unknowns, kept. A fresh one is AMD on K (klu_analyze, without BTF); the
+/* the LU's order of K's unknowns, kept. A fresh one is AMD on K (amdOrder, klu_analyze's); the
  * contacts in that order (each at its first unknown) are kept as the order of the step's G
  * (s->corder), and a later active set on the same G takes it (keptOrder): its active contacts
  * in that order, contacts new to it last, each contact's unknowns together. Its LU's fill and
@@ -1103,12 +1119,14 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   return 0;
 }
 
-/* AMD's order of K's n unknowns into perm and its LU's flops as klu_analyze estimates them
- * (2 NMULTSUBS_LU + NDIV): amd_order's, by amd_2 on the matrix amd_order would build. K's
- * pattern is symmetric with its rows ascending, so A + A^T is K without its diagonal, each
- * column's rows ascending, which is what amd_1 builds (each column's rows above the
- * diagonal, then below, both ascending), in amd_order's workspace (elbow room nnz / 5 + n):
- * the same order without amd_order's checks, counts and transposition. 0 ok, -1 no memory */
+/* AMD's order of the n unknowns of K in Kp, Ki (n > 0) into perm, and its LU's flops as
+ * klu_analyze estimates them (2 NMULTSUBS_LU + NDIV): amd_order's, by amd_2 on the matrix
+ * amd_order would build. K's pattern is symmetric (G's block pattern on the active contacts,
+ * each block dense) with its rows ascending, so A + A^T is K without its diagonal, which is
+ * what amd_1 builds (each column's rows above the diagonal, then below, both ascending; its
+ * scans of the lower part meet only transposes), in amd_order's workspace (elbow room
+ * nnz / 5 + n): the same order without amd_order's checks and counts, amd_1's transposition
+ * and KLU's symbolic object. 0 ok, -1 no memory */
 static int amdOrder(cdLcpNewton *s, int n, int *perm, double *flops) {
   size_t nz = (size_t)s->Kp[n]; /* (A + A^T's entries: at most K's) */
   int *w = cd_malloc((8 * (size_t)n + nz + nz / 5 + (size_t)n + 1) * sizeof(int));
@@ -1160,8 +1178,9 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     cd_free(work);
     if (rc) return rc;
   } else if (kind == SYS_LU) {
-    /* the LDU in the kept order where it is good enough, else in AMD's (KLU's analysis,
-     * without BTF: K of a pile is one block, or blocks AMD keeps apart; kept for a fallback) */
+    /* the LDU in the kept order where it is good enough, else in AMD's (klu_analyze's order,
+     * without BTF: K of a pile is one block, or blocks AMD keeps apart; KLU's analysis in
+     * that order at a fallback only, factor) */
     int kept = 0;
     if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
@@ -1170,9 +1189,8 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
       if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
     }
     if (!kept) {
-      /* AMD on K as klu_analyze orders it without BTF (the same order and flops estimate:
-       * its order and est_flops, without the rest of KLU's analysis; K of 3 unknowns or
-       * fewer in its own order) */
+      /* AMD on K as klu_analyze orders it without BTF (its Q and est_flops: K of 3 unknowns
+       * or fewer in its own order, else AMD with 2 NMULTSUBS_LU + NDIV) */
       double flops;
       if (n <= 3) {
         for (int k = 0; k < n; k++) s->kperm[k] = k;
