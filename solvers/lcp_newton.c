@@ -82,8 +82,8 @@
  * builds from K (amdOrder: the same order and flops estimate as klu_analyze's, which ran AMD
  * for nothing else; KLU analyses K in that order at a fallback only): on S2 10's first 60
  * steps (callgrind, 71 fresh orders, each the same as amd_order's) 0.23G -> 0.12G (amd_valid,
- * amd_aat, amd_1's transposition and KLU's symbolic object 0.12G -> K's copy without its
- * diagonal 0.02G; with assemble's change below the run 8.831G -> 8.711G, the same answers bit
+ * amd_aat, amd_1's own work and KLU's symbolic object 0.125G -> K's copy without its
+ * diagonal 0.016G; with assemble's change below the run 8.831G -> 8.711G, the same answers bit
  * for bit: h5same on S2 10, S3 20 and S4 10). Tried on the same 60 steps: the
  * analysis over contacts (the elimination tree and every row's reach over the active
  * contacts' graph, each contact's unknowns a chain; 71 of AMD's 305 orders split a contact's
@@ -96,7 +96,8 @@
  * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
  * the steps 8.46G -> 8.40G), an unsymmetric K a block column at a time (each block of G
  * once for the block column's unknowns, the same operations per entry: S2 10, 60 steps,
- * 0.362G -> 0.352G); its products (refinement) go through G: K x = S C G B S x, one
+ * 0.362G -> 0.352G; two columns at once in SSE2 lanes, each lane's operations a column's:
+ * 0.385G, dropped); its products (refinement) go through G: K x = S C G B S x, one
  * block product.
  * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
  * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
