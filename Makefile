@@ -23,7 +23,7 @@ WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-pro
         -Wformat=2 -Wvla -Wcast-qual -Wundef -Werror
 CPPFLAGS_ALL = -Isrc -Isolvers -Iio -I/usr/include/suitesparse $(HDF5_CFLAGS) $(CJSON_CFLAGS) $(FCLIB_CFLAGS) \
                -D_DEFAULT_SOURCE -DCDSIM_VERSION='"$(shell cat VERSION)"'
-LIBS = -lklu -lcholmod -lsuitesparseconfig $(FCLIB_LIBS) $(HDF5_LIBS) $(CJSON_LIBS) -lz -lm
+LIBS = -lklu -lamd -lcholmod -lsuitesparseconfig $(FCLIB_LIBS) $(HDF5_LIBS) $(CJSON_LIBS) -lz -lm
 
 # The program (not the tests) links SuiteSparse and HDF5 from the static archives of Debian's
 # -dev packages. Their shared libraries bring 44 more with them (the shared HDF5 libcurl and

@@ -71,16 +71,33 @@
  * flop) and its analyses 0.54G (308: an active set's pattern is new to nearly every
  * factorization, so the analysis costs about what the factorization does), solves 0.18G ->
  * 0.16G; this method 4.32G -> 3.30G, the run 11.84G -> 10.82G; one K fell back to KLU (AMD's
- * orders, by klu_analyze, 0.23G, as before). Its 400 steps: user CPU 11.49 s -> 10.61 s
+ * orders, by klu_analyze, 0.23G, as before; since by amd_2 itself, below). Its 400 steps: user CPU 11.49 s -> 10.61 s
  * (medians of five alternating pairs against main's binary),
  * 1,855 factorizations of K, the largest multiplier at most 10 in 1,696, 10-100 in 137,
  * 100-1000 in 16 and above 1000 in 6 (factored by KLU); every step converged (residual at most
  * 9.6e-9; main's 9.8e-9), trajectories apart from main's from step 21 (velocities 5e-16 m/s)
  * by roundoff growing tenfold every ~10 steps as the pile lands (largest velocity difference
  * 2e-8 m/s at step 100, 4e-5 at 150, 6e-2 at 200; positions 7e-7 m at 150, 0.1 m by 350: the
- * pile's spheres then roll differently). K is assembled only
+ * pile's spheres then roll differently). AMD's order is amd_2's on the matrix amd_order
+ * builds from K (amdOrder: the same order and flops estimate as klu_analyze's, which ran AMD
+ * for nothing else; KLU analyses K in that order at a fallback only): on S2 10's first 60
+ * steps (callgrind, 71 fresh orders, each the same as amd_order's) 0.23G -> 0.12G (amd_valid,
+ * amd_aat, amd_1's own work and KLU's symbolic object 0.125G -> K's copy without its
+ * diagonal 0.016G; with assemble's change below the run 8.831G -> 8.711G, the same answers bit
+ * for bit: h5same on S2 10, S3 20 and S4 10). Tried on the same 60 steps: the
+ * analysis over contacts (the elimination tree and every row's reach over the active
+ * contacts' graph, each contact's unknowns a chain; 71 of AMD's 305 orders split a contact's
+ * unknowns and stayed scalar): expanded into the scalar analysis's arrays it cost more than
+ * that analysis (0.56G for 234 against 0.53G for all 305); holding block arrays only, with a
+ * factorization walking them in the scalar one's order (bit for bit), the analyses 0.53G ->
+ * 0.49G but the factorizations 0.55G -> 0.60G, the run 8.714G -> 8.728G: the analysis's cost
+ * is L's pattern and C's entries (O(nnz), O(lnz) stores, which blocks of 1-3 unknowns do not
+ * shrink), not the tree walk, and so dropped (sparse_ldu.c). K is assembled only
  * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
- * the steps 8.46G -> 8.40G); its products (refinement) go through G: K x = S C G B S x, one
+ * the steps 8.46G -> 8.40G), an unsymmetric K a block column at a time (each block of G
+ * once for the block column's unknowns, the same operations per entry: S2 10, 60 steps,
+ * 0.362G -> 0.352G; two columns at once in SSE2 lanes, each lane's operations a column's:
+ * 0.385G, dropped); its products (refinement) go through G: K x = S C G B S x, one
  * block product.
  * The body form. Where contacts share bodies densely (four corners a face, a cube on two or
  * four others: K's rows couple every contact of both bodies, ~70 entries a row on the 55-cube
@@ -179,6 +196,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <amd.h>
 #include <klu.h>
 
 #include "alloc.h"
@@ -574,6 +592,53 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
     s->nzcap = bound;
   }
   size_t e = 0;
+  if (!sym) {
+    /* the whole of K a block column at a time: each block of G (with an active contact) once,
+     * its ri x rj block of K into the rj columns (each column len entries: those of the
+     * block column's blocks in turn); the same operations per entry as below */
+    for (int j = 0; j < nc; j++) {
+      int rj = modeRows[s->mode[j]];
+      if (!rj) continue;
+      const double *Bj = &s->B[9 * j];
+      int len = 0, ro = 0;
+      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) len += modeRows[s->mode[G->col[t]]];
+      for (int col = 0; col < rj; col++) s->Kp[s->off[j] + col] = (int)e + col * len;
+      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
+        int i = G->col[t], ri = modeRows[s->mode[i]];
+        if (!ri) continue;
+        const double *Gt = &G->val[9 * (size_t)t], *Ci = &s->C[9 * i]; /* G_ji; G_ij = G_ji^T */
+        double scale = s->sq[i] * s->sq[j];
+        int vertex = s->mode[i] == MODE_VERTEX;
+        for (int col = 0; col < rj; col++) {
+          /* T = G_ij B_j[:, col] */
+          const double *b = &Bj[3 * col];
+          int cidx = s->off[j] + col;
+          size_t at = e + (size_t)col * (size_t)len + (size_t)ro;
+          double T[3];
+          T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
+          if (vertex) { /* C_i = n^T: the normal row only (most of a pile's) */
+            double v = scale * T[0];
+            if (s->off[i] == cidx) v += REG;
+            s->Ki[at] = s->off[i];
+            s->Kx[at] = v;
+            continue;
+          }
+          for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
+          for (int a = 0; a < ri; a++) {
+            int row = s->off[i] + a;
+            double v = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
+            if (row == cidx) v += REG;
+            s->Ki[at + (size_t)a] = row;
+            s->Kx[at + (size_t)a] = v;
+          }
+        }
+        ro += ri;
+      }
+      e += (size_t)rj * (size_t)len;
+    }
+    s->Kp[n] = (int)e;
+    return 0;
+  }
   for (int j = 0; j < nc; j++) {
     int rj = modeRows[s->mode[j]];
     if (!rj) continue;
@@ -929,7 +994,7 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
   return 0;
 }
 
-/* the LU's order of K's unknowns, kept. A fresh one is AMD on K (klu_analyze, without BTF); the
+/* the LU's order of K's unknowns, kept. A fresh one is AMD on K (amdOrder, klu_analyze's); the
  * contacts in that order (each at its first unknown) are kept as the order of the step's G
  * (s->corder), and a later active set on the same G takes it (keptOrder): its active contacts
  * in that order, contacts new to it last, each contact's unknowns together. Its LU's fill and
@@ -943,9 +1008,9 @@ static int orderHeld(const cdLcpNewton *s, const cdContactProblem *p) {
          !memcmp(s->ord_col, G->col, (size_t)nnzb * sizeof(int));
 }
 
-/* keeps the contact order of KLU's fresh analysis of the n unknowns (s->ksym->Q); 0 ok, -1 no
- * memory */
-static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
+/* keeps the contact order of a fresh AMD order Q of the n unknowns, of an LU of the given
+ * flops; 0 ok, -1 no memory */
+static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n, const int *Q, double flops) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, nnzb = G->rowptr[nc];
   s->ord_nc = -1;
@@ -959,13 +1024,13 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n) {
     for (int r = s->off[i]; r < s->off[i + 1]; r++) ucon[r] = i;
   }
   for (int k = 0; k < n; k++) {
-    int i = ucon[s->ksym->Q[k]];
+    int i = ucon[Q[k]];
     if (!seen[i]) seen[i] = 1, s->corder[na++] = i;
   }
   memcpy(s->ord_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
   memcpy(s->ord_col, G->col, (size_t)nnzb * sizeof(int));
   s->ord_nc = nc, s->ord_nnzb = nnzb, s->ord_na = na;
-  s->ord_flops = s->ksym->est_flops / n;
+  s->ord_flops = flops / n;
   return 0;
 }
 
@@ -1055,6 +1120,33 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   return 0;
 }
 
+/* AMD's order of the n unknowns of K in Kp, Ki (n > 0) into perm, and its LU's flops as
+ * klu_analyze estimates them (2 NMULTSUBS_LU + NDIV): amd_order's, by amd_2 on the matrix
+ * amd_order would build. K's pattern is symmetric (G's block pattern on the active contacts,
+ * each block dense) with its rows ascending, so A + A^T is K without its diagonal, which is
+ * what amd_1 builds (each column's rows above the diagonal, then below, both ascending; its
+ * scans of the lower part meet only transposes), in amd_order's workspace (elbow room
+ * nnz / 5 + n): the same order without amd_order's checks and counts, amd_1's transposition
+ * and KLU's symbolic object. 0 ok, -1 no memory */
+static int amdOrder(cdLcpNewton *s, int n, int *perm, double *flops) {
+  size_t nz = (size_t)s->Kp[n]; /* (A + A^T's entries: at most K's) */
+  int *w = cd_malloc((8 * (size_t)n + nz + nz / 5 + (size_t)n + 1) * sizeof(int));
+  if (!w) return -1;
+  int *Pe = w, *Len = Pe + n, *Nv = Len + n, *Next = Nv + n, *Head = Next + n, *Elen = Head + n, *Degree = Elen + n;
+  int *W = Degree + n, *Iw = W + n, pfree = 0;
+  for (int j = 0; j < n; j++) {
+    Pe[j] = pfree;
+    for (int t = s->Kp[j]; t < s->Kp[j + 1]; t++)
+      if (s->Ki[t] != j) Iw[pfree++] = s->Ki[t];
+    Len[j] = pfree - Pe[j];
+  }
+  double info[AMD_INFO];
+  for (int k = 0; k < AMD_INFO; k++) info[k] = -1.0;
+  amd_2(n, Pe, Iw, Len, pfree + pfree / 5 + n, pfree, Nv, Next, perm, Head, Elen, Degree, W, NULL, info);
+  *flops = 2 * info[AMD_NMULTSUBS_LU] + info[AMD_NDIV];
+  cd_free(w);
+  return 0;
+}
 /* the analysis of the pattern in Kp, Ki, reused when it is the last one's (the numeric
  * factorization of an earlier K kept with it); 0 ok, 1 the library failed (out of memory or a
  * numerical breakdown), -1 no memory here */
@@ -1087,8 +1179,9 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     cd_free(work);
     if (rc) return rc;
   } else if (kind == SYS_LU) {
-    /* the LDU in the kept order where it is good enough, else in AMD's (KLU's analysis,
-     * without BTF: K of a pile is one block, or blocks AMD keeps apart; kept for a fallback) */
+    /* the LDU in the kept order where it is good enough, else in AMD's (klu_analyze's order,
+     * without BTF: K of a pile is one block, or blocks AMD keeps apart; KLU's analysis in
+     * that order at a fallback only, factor) */
     int kept = 0;
     if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
@@ -1097,12 +1190,17 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
       if (flops <= ORDER_SLACK * s->ord_flops * n) kept = 1, st->kept_orders++;
     }
     if (!kept) {
-      s->kc.btf = 0;
-      s->ksym = klu_analyze(n, s->Kp, s->Ki, &s->kc);
-      s->kc.btf = 1;
-      if (!s->ksym) return 1;
-      if (keepOrder(s, p, n)) return -1;
-      memcpy(s->kperm, s->ksym->Q, (size_t)n * sizeof(int));
+      /* AMD on K as klu_analyze orders it without BTF (its Q and est_flops: K of 3 unknowns
+       * or fewer in its own order, else AMD with 2 NMULTSUBS_LU + NDIV) */
+      double flops;
+      if (n <= 3) {
+        for (int k = 0; k < n; k++) s->kperm[k] = k;
+        flops = n * (n - 1) / 2 + (n - 1) * n * (2 * n - 1) / 6;
+      } else {
+        int rc = amdOrder(s, n, s->kperm, &flops);
+        if (rc) return rc;
+      }
+      if (keepOrder(s, p, n, s->kperm, flops)) return -1;
     }
     int rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
     if (rc) return rc < 0 ? -1 : 1;
