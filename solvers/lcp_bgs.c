@@ -656,8 +656,8 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
  * (lcp_bgs.h), and none that it or an earlier try of the step solved (remember: the tries
  * from nearby iterates meet the same active sets); a try whose first set an earlier try solved
  * escapes (lcp_newton.c, escape: that set's single changes not solved yet, up to
- * CD_LCP_NEWTON_ESCAPE_SETS more sets), except the last one from the sweeps' answer, which
- * only takes it inside the tolerance. The limit: on the 1000-sphere pile (S2 10,
+ * CD_LCP_NEWTON_ESCAPE_SETS more sets, 24 a step), except the last one from the sweeps'
+ * answer, which only takes it inside the tolerance. The limit: on the 1000-sphere pile (S2 10,
  * 150 steps) the tries took 1,929 active sets, 58 % of the step's CPU time (traced per phase:
  * the warm-start try 2 %, the sweeps 32 %, their checks 7 %), and 1,351 of them were in the
  * 121 of 252 tries that failed (14 at the method's 20), while 103 of the 131 that solved

@@ -169,34 +169,41 @@
  * there: the sweeps' modes were two changes from the answer, contact 1464 sticking at its
  * friction bound where it slides (a neighbourhood's leader, 8th of the set's 35 violators)
  * and contact 51 sliding where it separates (a follower, 15th; the sweeps unloaded it by ~4e-6
- * of its impulse a sweep, from 7e-3 to 1e-3 at sweep 1,900, where they separated it). The
- * set's exact solution was at 0.77 (the sweeps' iterate 6e-5): its four largest violators are
- * pressing contacts the two wrong modes overload, whose changes the backtracking takes and
- * which lead away. Neither right change lowers the largest violation alone (1464: 0.7657 ->
- * 0.7657; 51 released: 0.615), and the rule's mode for 51 is sticking (localMode), not
- * separated. So such a try (escapeTry) solves that set again (refined fully: an early stop
- * may have left it unsolved with exactly the answer's modes), then from its modes the single
- * changes of its violators, leaders first, largest first (ESCAPE_SCAN of them), each by the
- * rule, by the other rule (nextMode where localMode's was taken), and released to separated,
- * skipping those that lead to a set solved before (free: the hash is known before solving), one
- * at a time from the try's start, up to max_iterations + CD_LCP_NEWTON_ESCAPE_SETS sets; each
- * later try goes on with the changes not yet solved. Five piles of S2 10's kind (S2 10 and the
- * generator's seeds 1, 2, 6, 8; 400 steps each): iterations 210,886 -> 180,562, factorizations
- * 10,879 -> 11,104, work (sweeps + 10 sets) 308,797 -> 280,498 (-9.2 %), every step converged;
- * S2 10's slowest step 3,917 -> 852 iterations (73.9x -> 16.1x the median step), the slowest
- * over the five 73.9x -> 72.4x (seed 1's step 146: its stuck set is five changes from the
- * answer; seed 8's step 130: three, two of them at contacts that violate nothing). Without
- * the release (the rule and the other rule): 301,726 (the release is what solves); the rule
- * alone 304,287; 4 or 16 extra sets in place of 8: 280,532 / 281,168; the base refined with
- * the early stop: 281,232; a second level (the best single change's set as the next base once
- * every single change was solved): 279,232, the slowest steps no better. Dropped: the escape
- * as the backtracking's continuation (after its single change failed, the next violators'
- * changes by the rule, followers included; a remembered first set solved again and the
- * backtracking from it), in every try or only in those from a remembered set, with or without
- * taking a set that leaves the largest violation where it was but lowers the violations' sum:
- * 311,179 .. 317,775, S2 10's step 279 3,980 .. 4,090 (a better set leads back into the
- * leaders' changes, which wander among sets near 7e-3). S3 20 and S4 10 bit for bit the same
- * (no try of theirs starts from a remembered set).
+ * of its impulse a sweep, from 7e-3 to 1e-3 at sweep 1,900, where they separated it); from
+ * sweep ~200 on only 51 was wrong. The set's exact solution was at 0.77 (the sweeps' iterate
+ * 6e-5): its four largest violators are pressing contacts the wrong modes overload, whose
+ * changes the backtracking takes and which lead away. Neither right change lowers the largest
+ * violation alone (1464: 0.7657 -> 0.7657; 51 released: 0.615), and the rule's mode for 51 is
+ * sticking (localMode), not separated. So such a try (escapeTry) solves that set again (refined
+ * fully: an early stop may have left it unsolved with exactly the answer's modes), then from
+ * its modes the single changes of its violators (ESCAPE_SCAN of them, leaders first, largest
+ * first): every one released to separated first, then by the rule, then by the other rule
+ * (nextMode where localMode's was taken), skipping those that lead to a set solved before
+ * (free: the hash is known before solving), one at a time from the try's start, up to
+ * max_iterations + CD_LCP_NEWTON_ESCAPE_SETS sets and ESCAPE_STEP_SETS a step (later tries go
+ * on with the changes not yet solved). Five piles of S2 10's kind (S2 10 and the generator's
+ * seeds 1, 2, 6, 8; 400 steps each): iterations 210,886 -> 179,909, factorizations 10,879 ->
+ * 10,992, work (sweeps + 10 sets) 308,797 -> 278,837 (-9.7 %), every step converged; S2 10's
+ * step 279 3,917 -> 229 iterations (its slowest now 673, 12.7x the median step against 73.9x);
+ * the slowest step over the five 73.9x -> 70.6x the median step in iterations, 53.1x -> 49.9x
+ * in work (seed 1's step 146, whose stuck sets are five changes from the answer; seed 8's step
+ * 130: three, two at contacts that violate nothing). 184 escapes, 831 sets; 54 solved the
+ * step's problem: 40 by the largest violator's release, 9 by its rule's change, 2 by its other
+ * rule's, 3 further down (S2 10's 279: the 14th violator's release), none by the set solved
+ * again alone. Measured (work over the five piles):
+ * the release last for each violator in turn 280,498 (step 279 852), without the release
+ * (the rule and the other rule) 301,726, the rule alone 304,287; 4 / 16 extra sets a try
+ * 280,532 / 281,168; the base refined with the early stop 281,232; a second level (the best
+ * single change's set as the next base once every single change was solved) 279,232, the
+ * slowest steps no better; no cap a step 279,337 (seed 1's step 146 solving 100 sets against
+ * 53 on main and 76 capped at 24), a cap of 12: 282,281 (step 279 3,929: its escape needs two
+ * tries). Dropped: the escape as the backtracking's continuation (after its single change
+ * failed, the next violators' changes by the rule, followers included; a remembered first set
+ * solved again and the backtracking from it), in every try or only in those from a remembered
+ * set, with or without taking a set that leaves the largest violation where it was but lowers
+ * the violations' sum: 311,179 .. 317,775, step 279 3,980 .. 4,090 (a better set leads back
+ * into the leaders' changes, which wander among sets near 7e-3). S3 20 and S4 10 bit for bit
+ * the same (no try of theirs starts from a remembered set).
  * Warm start: the first modes are read off the start z (the previous step's lambda, alpha
  * and beta, carried by key, or an iterate of bgs): a contact with lambda_n > 0 keeps the
  * mode its z shows, one with lambda_n = 0 is separated unless it closes or touches. A
@@ -276,10 +283,12 @@
  * calls with remember since the last cd_lcpNewtonForget: more than the active sets of the
  * tries of a step (lcp_bgs.c) */
 #define SEEN_MAX 256
-/* the escape (cdLcpNewtonOptions' escape): single changes it looks at, at most (violators,
- * each by up to ESCAPE_ALTS modes), and the active sets it may solve beyond max_iterations */
+/* the escape (cdLcpNewtonOptions' escape, escapeTry): the violators whose single changes it
+ * tries, at most, each by up to ESCAPE_ALTS modes, and the active sets the escapes solve at
+ * most between two cd_lcpNewtonForget (a step; 24: two escapes, see the opening comment) */
 #define ESCAPE_SCAN 32
 #define ESCAPE_ALTS 3
+#define ESCAPE_STEP_SETS 24
 
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
@@ -420,6 +429,7 @@ struct cdLcpNewton {
   int *ekdir;
   double *elam;
   int elist[3 * ESCAPE_ALTS * ESCAPE_SCAN];
+  int escaped; /* active sets the escapes solved since the last cd_lcpNewtonForget */
   /* refine's early stop (EARLY_RATIO): this call's z, D, m and tolerance (m/s), and 1 when the
    * last solveModes stopped there */
   double *ez;
@@ -455,7 +465,7 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   return s;
 }
 
-void cd_lcpNewtonForget(cdLcpNewton *s) { s->nseen = 0; }
+void cd_lcpNewtonForget(cdLcpNewton *s) { s->nseen = 0, s->escaped = 0; }
 
 static void dropAnalysis(cdLcpNewton *s) {
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
@@ -1715,10 +1725,10 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
  * sets solved before too, and the call would do nothing): that set solved again, refined
  * fully (EARLY_RATIO off: an early stop may have left exactly the answer's modes unsolved),
  * then, from its modes, the single changes of its violators (the leaders, then the followers,
- * largest first; each by changeOf's rule, by the other rule, and released to separated) that
- * lead to active sets not solved before, one at a time, each from the start's impulses, until
- * one meets the target or budget active sets are solved. The best iterate is kept in
- * s->zbest (..) and *bestres. CD_OK, CD_ERR_NOMEM */
+ * largest first): every one released to separated, then by changeOf's rule, then by the other
+ * rule, those that lead to active sets not solved before, one at a time, each from the
+ * start's impulses, until one meets the target or budget active sets are solved. The best
+ * iterate is kept in s->zbest and *bestres. CD_OK, CD_ERR_NOMEM */
 static int escapeTry(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
                      const cdLcpNewtonOptions *opt, int budget, cdLcpNewtonStats *st, double *bestres) {
   int nc = p->ncon, nz = cd_lcpSize(nc, m), local = opt->local_modes, ne = 0, e = -1;
@@ -1763,10 +1773,11 @@ static int escapeTry(cdLcpNewton *s, const cdContactProblem *p, int m, const dou
       /* the base: its single changes */
       memcpy(s->emode, s->mode, c1), memcpy(s->ekdir, s->kdir, c1 * sizeof(int));
       int nlead, nall = rankViolators(s, p, target * vs, &nlead);
-      for (int h = 0; h < nall && h < ESCAPE_SCAN; h++)
-        for (int a = 0; a < ESCAPE_ALTS; a++) {
+      static const int aorder[ESCAPE_ALTS] = {2, 0, 1};
+      for (int ai = 0; ai < ESCAPE_ALTS; ai++)
+        for (int h = 0; h < nall && h < ESCAPE_SCAN; h++) {
           unsigned char md;
-          int k;
+          int k, a = aorder[ai];
           if (!alternative(s, p, m, D, z, s->cand[h], local, tol * vs, a, &md, &k)) continue;
           s->elist[3 * ne] = s->cand[h], s->elist[3 * ne + 1] = md, s->elist[3 * ne + 2] = k;
           ne++;
@@ -1816,14 +1827,17 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   int nv = 0, kchg = 0, rc = CD_OK;
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   if (!(opt && opt->remember)) s->nseen = 0;
-  if (opt && opt->escape && remembered(s, modeHash(s, nc))) {
+  if (opt && opt->escape && s->escaped < ESCAPE_STEP_SETS && remembered(s, modeHash(s, nc))) {
     /* the first active set was solved before: the escape instead */
     if (s->ecap < nc) {
       if (cd_grow(&s->emode, c1, 1) || cd_grow(&s->ekdir, c1, sizeof(int)) || cd_grow(&s->elam, c3, sizeof(double)))
         return CD_ERR_NOMEM;
       s->ecap = nc;
     }
-    rc = escapeTry(s, p, m, D, z, opt, maxit + CD_LCP_NEWTON_ESCAPE_SETS, &st, &bestres);
+    int budget = maxit + CD_LCP_NEWTON_ESCAPE_SETS;
+    if (budget > ESCAPE_STEP_SETS - s->escaped) budget = ESCAPE_STEP_SETS - s->escaped;
+    rc = escapeTry(s, p, m, D, z, opt, budget, &st, &bestres);
+    s->escaped += st.iterations;
     maxit = 0; /* (no other active set) */
   }
   while (st.iterations < maxit) {

@@ -33,8 +33,9 @@ typedef struct cdLcpNewtonOptions {
   int escape;          /* 1: a call whose first active set was solved before (remember) solves it
                           again and then the single changes of its violators that lead to sets
                           not solved yet, one at a time, up to max_iterations +
-                          CD_LCP_NEWTON_ESCAPE_SETS active sets (lcp_newton.c, escapeTry: the
-                          tries inside bgs); 0: such a call solves nothing */
+                          CD_LCP_NEWTON_ESCAPE_SETS active sets, and the escapes at most 24
+                          between two cd_lcpNewtonForget (lcp_newton.c, escapeTry: the tries
+                          inside bgs); 0: such a call solves nothing */
   cdContactProblem *delassus; /* the problem itself when its G may be still unbuilt
                                  (p->delassus_pending): built here the first time a system in
                                  K's form needs it (the body form and the products need none);

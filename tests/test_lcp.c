@@ -854,7 +854,7 @@ CD_TEST(lcpNewtonEscapesATryThatStartsFromAnActiveSetSolvedBefore) {
    * call solved (max_iterations 1) without solving the problem, a second call from the same
    * start without escape does nothing, and with it (and the four active sets of a try) solves
    * some within max_iterations + CD_LCP_NEWTON_ESCAPE_SETS active sets (measured: 2 of 23,
-   * 167 active sets), each answer it reports converged within the tolerance */
+   * 176 active sets), each answer it reports converged within the tolerance */
   const int m = 4, nc = 40, n = cd_lcpSize(nc, m), trials = 40;
   int failed = 0, solved = 0, sets = 0;
   g_rng = 9090;
