@@ -168,9 +168,9 @@
  * remembered set (S2 10, step 279: the tries from 200 sweeps on, for 1,700 sweeps). Traced
  * there: the sweeps' modes were two changes from the answer, contact 1464 sticking at its
  * friction bound where it slides (a neighbourhood's leader, 8th of the set's 35 violators)
- * and contact 51 sliding where it separates (a follower, 15th; the sweeps unloaded it by ~4e-6
- * of its impulse a sweep, from 7e-3 to 1e-3 at sweep 1,900, where they separated it); from
- * sweep ~200 on only 51 was wrong. The set's exact solution was at 0.77 (the sweeps' iterate
+ * and contact 51 sliding where it separates (a follower, 15th; the sweeps unloaded it slowly,
+ * lambda_n 7e-3 at the first try and 1e-3 at the last, and separated it at sweep ~1,900); from
+ * the step's third try on only 51 was wrong. The set's exact solution was at 0.77 (the sweeps' iterate
  * 6e-5): its four largest violators are pressing contacts the wrong modes overload, whose
  * changes the backtracking takes and which lead away. Neither right change lowers the largest
  * violation alone (1464: 0.7657 -> 0.7657; 51 released: 0.615), and the rule's mode for 51 is
@@ -190,20 +190,20 @@
  * 130: three, two at contacts that violate nothing). 184 escapes, 831 sets; 54 solved the
  * step's problem: 40 by the largest violator's release, 9 by its rule's change, 2 by its other
  * rule's, 3 further down (S2 10's 279: the 14th violator's release), none by the set solved
- * again alone. Measured (work over the five piles):
- * the release last for each violator in turn 280,498 (step 279 852), without the release
- * (the rule and the other rule) 301,726, the rule alone 304,287; 4 / 16 extra sets a try
- * 280,532 / 281,168; the base refined with the early stop 281,232; a second level (the best
- * single change's set as the next base once every single change was solved) 279,232, the
- * slowest steps no better; no cap a step 279,337 (seed 1's step 146 solving 100 sets against
- * 53 on main and 76 capped at 24), a cap of 12: 282,281 (step 279 3,929: its escape needs two
- * tries). Dropped: the escape as the backtracking's continuation (after its single change
- * failed, the next violators' changes by the rule, followers included; a remembered first set
- * solved again and the backtracking from it), in every try or only in those from a remembered
- * set, with or without taking a set that leaves the largest violation where it was but lowers
- * the violations' sum: 311,179 .. 317,775, step 279 3,980 .. 4,090 (a better set leads back
- * into the leaders' changes, which wander among sets near 7e-3). S3 20 and S4 10 bit for bit
- * the same (no try of theirs starts from a remembered set).
+ * again alone. Measured (work over the five piles): the release last for each violator in
+ * turn, no cap, 280,498 (step 279 852); without the release (the rule and the other rule)
+ * 301,726, the rule alone 304,287; 4 / 16 extra sets a try 280,532 / 281,168; the base refined
+ * with the early stop 281,232; a second level (the best single change's set as the next base
+ * once every single change was solved) 279,232, the slowest steps no better; releases first
+ * with a cap of 48 sets a step 279,337 (seed 1's step 146 solving 100 sets against 53 on main
+ * and 76 capped at 24; with the release last and no cap, 173), a cap of 12: 282,281 (step 279
+ * 3,929: its escape needs two tries). Dropped: the escape as the backtracking's continuation
+ * (after its single change failed, the next violators' changes by the rule, followers
+ * included; a remembered first set solved again and the backtracking from it), in every try or
+ * only in those from a remembered set, with or without taking a set that leaves the largest
+ * violation where it was but lowers the violations' sum: 311,179 .. 317,775, step 279 3,980 ..
+ * 4,090 (a better set leads back into the leaders' changes, which wander among sets near
+ * 7e-3). S3 20 and S4 10 bit for bit the same (no try of theirs starts from a remembered set).
  * Warm start: the first modes are read off the start z (the previous step's lambda, alpha
  * and beta, carried by key, or an iterate of bgs): a contact with lambda_n > 0 keeps the
  * mode its z shows, one with lambda_n = 0 is separated unless it closes or touches. A
