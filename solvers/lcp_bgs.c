@@ -680,7 +680,10 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
  * left by the sweeps at 1e-9 made the next steps' modes unreadable). A try that does not
  * solve costs a few active sets (lcp_newton.c: its backtracking), at most CD_BGS_TRY_SETS
  * (lcp_bgs.h), and none that it or an earlier try of the step solved (remember: the tries
- * from nearby iterates meet the same active sets). The limit: on the 1000-sphere pile (S2 10,
+ * from nearby iterates meet the same active sets); a try whose first set an earlier try solved
+ * escapes (lcp_newton.c, escape: that set's single changes not solved yet, up to
+ * CD_LCP_NEWTON_ESCAPE_SETS more sets, 24 a step), except the last one from the sweeps'
+ * answer, which only takes it inside the tolerance. The limit: on the 1000-sphere pile (S2 10,
  * 150 steps) the tries took 1,929 active sets, 58 % of the step's CPU time (traced per phase:
  * the warm-start try 2 %, the sweeps 32 %, their checks 7 %), and 1,351 of them were in the
  * 121 of 252 tries that failed (14 at the method's 20), while 103 of the 131 that solved
@@ -737,14 +740,15 @@ double cd_bgsNextTryResidual(double res) { return res > NEWTON_RES ? NEWTON_RES 
  * copied to best and *bestres, *ok set. CD_OK or CD_ERR_NOMEM */
 static int newtonTry(const cdContactProblem *p, int m, const double *D, double tol, const cdBgsOptions *opt,
                      const double *z, double *zt, double *best, double *bestres, cdBgsStats *st, int *ok,
-                     double *tres) {
+                     double *tres, int escape) {
   size_t n = (size_t)cd_lcpSize(p->ncon, m);
   cdLcpNewtonOptions no = {
       .tolerance = tol,
       .max_iterations = cd_bgsTrySets(opt->max_sweeps),
       .lu_flops_max = opt->lu_flops_max,
       .local_modes = 1,
-      .remember = 1};
+      .remember = 1,
+      .escape = escape};
   cdLcpNewtonStats ns;
   memcpy(zt, z, n * sizeof *zt);
   int rc = cd_lcpNewtonSolve(opt->newton, p, m, D, zt, &no, &ns);
@@ -889,7 +893,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       while (newton_sweeps <= st.sweeps) newton_sweeps *= 2;
       int ok;
       double tres;
-      if ((rc = newtonTry(p, m, D, tol, opt, z, zsub, best, &bestres, &st, &ok, &tres))) break;
+      if ((rc = newtonTry(p, m, D, tol, opt, z, zsub, best, &bestres, &st, &ok, &tres, 1))) break;
       tries = !st.newton_costly; /* over the bound: the subspace steps from here on */
       if (ok) break;
       if (tres < res) {
@@ -945,7 +949,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     /* the sweeps met the rule: an active-set try from their answer takes it well inside */
     int ok;
     double tres;
-    rc = newtonTry(p, m, D, tol, opt, best, zsub, best, &bestres, &st, &ok, &tres);
+    rc = newtonTry(p, m, D, tol, opt, best, zsub, best, &bestres, &st, &ok, &tres, 0);
   }
   memcpy(z, best, (size_t)n * sizeof *z);
   st.residual = bestres;

@@ -179,6 +179,48 @@
  * 291 -> 160 iterations a step); from a warm start on the settling 55-cube pyramid the rule
  * alone takes fewer active sets (S4 10: 107 factorizations in 200 steps against 149), so the
  * warm start keeps it. The best iterate is returned.
+ * The escape (escape, the tries inside bgs). A try whose first active set an earlier try of
+ * the step solved did nothing (its changes lead to sets solved before): the sweeps stall at
+ * 1e-5 .. 1e-4 with one or a few modes wrong, and every try from there starts from the same
+ * remembered set (S2 10, step 279: the tries from 200 sweeps on, for 1,700 sweeps). Traced
+ * there: the sweeps' modes were two changes from the answer, contact 1464 sticking at its
+ * friction bound where it slides (a neighbourhood's leader, 8th of the set's 35 violators)
+ * and contact 51 sliding where it separates (a follower, 15th; the sweeps unloaded it slowly,
+ * lambda_n 7e-3 at the first try and 1e-3 at the last, and separated it at sweep ~1,900); from
+ * the step's third try on only 51 was wrong. The set's exact solution was at 0.77 (the sweeps' iterate
+ * 6e-5): its four largest violators are pressing contacts the wrong modes overload, whose
+ * changes the backtracking takes and which lead away. Neither right change lowers the largest
+ * violation alone (1464: 0.7657 -> 0.7657; 51 released: 0.615), and the rule's mode for 51 is
+ * sticking (localMode), not separated. So such a try (escapeTry) solves that set again (refined
+ * fully: an early stop may have left it unsolved with exactly the answer's modes), then from
+ * its modes the single changes of its violators (ESCAPE_SCAN of them, leaders first, largest
+ * first): every one released to separated first, then by the rule, then by the other rule
+ * (nextMode where localMode's was taken), skipping those that lead to a set solved before
+ * (free: the hash is known before solving), one at a time from the try's start, up to
+ * max_iterations + CD_LCP_NEWTON_ESCAPE_SETS sets and ESCAPE_STEP_SETS a step (later tries go
+ * on with the changes not yet solved). Five piles of S2 10's kind (S2 10 and the generator's
+ * seeds 1, 2, 6, 8; 400 steps each): iterations 210,886 -> 179,909, factorizations 10,879 ->
+ * 10,992, work (sweeps + 10 sets) 308,797 -> 278,837 (-9.7 %), every step converged; S2 10's
+ * step 279 3,917 -> 229 iterations (its slowest now 673, 12.7x the median step against 73.9x);
+ * the slowest step over the five 73.9x -> 70.6x the median step in iterations, 53.1x -> 49.9x
+ * in work (seed 1's step 146, whose stuck sets are five changes from the answer; seed 8's step
+ * 130: three, two at contacts that violate nothing). 184 escapes, 831 sets; 54 solved the
+ * step's problem: 40 by the largest violator's release, 9 by its rule's change, 2 by its other
+ * rule's, 3 further down (S2 10's 279: the 14th violator's release), none by the set solved
+ * again alone. Measured (work over the five piles): the release last for each violator in
+ * turn, no cap, 280,498 (step 279 852); without the release (the rule and the other rule)
+ * 301,726, the rule alone 304,287; 4 / 16 extra sets a try 280,532 / 281,168; the base refined
+ * with the early stop 281,232; a second level (the best single change's set as the next base
+ * once every single change was solved) 279,232, the slowest steps no better; releases first
+ * with a cap of 48 sets a step 279,337 (seed 1's step 146 solving 100 sets against 53 on main
+ * and 76 capped at 24; with the release last and no cap, 173), a cap of 12: 282,281 (step 279
+ * 3,929: its escape needs two tries). Dropped: the escape as the backtracking's continuation
+ * (after its single change failed, the next violators' changes by the rule, followers
+ * included; a remembered first set solved again and the backtracking from it), in every try or
+ * only in those from a remembered set, with or without taking a set that leaves the largest
+ * violation where it was but lowers the violations' sum: 311,179 .. 317,775, step 279 3,980 ..
+ * 4,090 (a better set leads back into the leaders' changes, which wander among sets near
+ * 7e-3). S3 20 and S4 10 bit for bit the same (no try of theirs starts from a remembered set).
  * Warm start: the first modes are read off the start z (the previous step's lambda, alpha
  * and beta, carried by key, or an iterate of bgs): a contact with lambda_n > 0 keeps the
  * mode its z shows, one with lambda_n = 0 is separated unless it closes or touches. A
@@ -259,6 +301,12 @@
  * calls with remember since the last cd_lcpNewtonForget: more than the active sets of the
  * tries of a step (lcp_bgs.c) */
 #define SEEN_MAX 256
+/* the escape (cdLcpNewtonOptions' escape, escapeTry): the violators whose single changes it
+ * tries, at most, each by up to ESCAPE_ALTS modes, and the active sets the escapes solve at
+ * most between two cd_lcpNewtonForget (a step; 24: two escapes, see the opening comment) */
+#define ESCAPE_SCAN 32
+#define ESCAPE_ALTS 3
+#define ESCAPE_STEP_SETS 24
 
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
@@ -392,6 +440,14 @@ struct cdLcpNewton {
    * last cd_lcpNewtonForget (SEEN_MAX, a ring) */
   unsigned long long *seen;
   int nseen;
+  /* the escape: the base active set's modes and impulses, and its single changes (contact,
+   * mode, direction), ESCAPE_ALTS ESCAPE_SCAN at most */
+  int ecap;
+  unsigned char *emode;
+  int *ekdir;
+  double *elam;
+  int elist[3 * ESCAPE_ALTS * ESCAPE_SCAN];
+  int escaped; /* active sets the escapes solved since the last cd_lcpNewtonForget */
   /* refine's early stop (EARLY_RATIO): this call's z, D, m and tolerance (m/s), and 1 when the
    * last solveModes stopped there */
   double *ez;
@@ -427,7 +483,7 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   return s;
 }
 
-void cd_lcpNewtonForget(cdLcpNewton *s) { s->nseen = 0; }
+void cd_lcpNewtonForget(cdLcpNewton *s) { s->nseen = 0, s->escaped = 0; }
 
 static void dropAnalysis(cdLcpNewton *s) {
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
@@ -456,6 +512,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
+  cd_free(s->emode), cd_free(s->ekdir), cd_free(s->elam);
   cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum);
   cd_free(s->corder), cd_free(s->ord_rowptr), cd_free(s->ord_col), cd_free(s->oscr), cd_free(s->ocnt), cd_free(s->kperm);
   cd_free(s);
@@ -1512,15 +1569,19 @@ static int violatorCompare(const void *x, const void *y) {
   return (a->i > b->i) - (a->i < b->i);
 }
 
-/* keeps of the nv violators in s->rank (largest first) those that violate most among the
- * contacts they share a moving body with (G's block pattern, when G is built; ties: the lower
- * index), in the same order, and returns how many. A wrong mode moves its neighbours' impulses
- * in the active set's solution, so they violate theirs too; their changes wait until the
- * largest one's has been solved (see the opening comment: the pile's landing) */
+/* writes the nv violators in s->rank (largest first) to s->cand: first those that violate most
+ * among the contacts they share a moving body with (G's block pattern, when G is built; ties:
+ * the lower index), in the same order, then the others (the followers), in the same order;
+ * returns how many lead. A wrong mode moves its neighbours' impulses in the active set's
+ * solution, so they violate theirs too; their changes wait until the largest one's has been
+ * solved (see the opening comment: the pile's landing) */
 static int neighbourhoodLeaders(const cdLcpNewton *s, const cdContactProblem *p, int nv) {
-  if (p->delassus_pending) return nv;
+  if (p->delassus_pending) {
+    for (int h = 0; h < nv; h++) s->cand[h] = s->rank[h].i;
+    return nv;
+  }
   const cdBlockMatrix *G = &p->G;
-  int kept = 0;
+  int kept = 0, nf = 0;
   for (int h = 0; h < nv; h++) {
     int i = s->rank[h].i, leads = 1;
     double v = s->viol[i];
@@ -1528,9 +1589,68 @@ static int neighbourhoodLeaders(const cdLcpNewton *s, const cdContactProblem *p,
       int j = G->col[t];
       leads = j == i || s->viol[j] < v || (s->viol[j] == v && j > i);
     }
-    if (leads) s->rank[kept++] = s->rank[h];
+    if (leads) s->cand[kept++] = i;
+    else s->cand[nv - 1 - nf++] = i; /* (from the back, reversed below) */
+  }
+  for (int a = kept, b = nv - 1; a < b; a++, b--) {
+    int t = s->cand[a];
+    s->cand[a] = s->cand[b], s->cand[b] = t;
   }
   return kept;
+}
+
+/* the violators of the current iterate above floor (m/s), largest first, to s->cand (the
+ * neighbourhoods' leaders first); returns how many, *nlead how many lead */
+static int rankViolators(cdLcpNewton *s, const cdContactProblem *p, double floor, int *nlead) {
+  int nv = 0;
+  for (int i = 0; i < p->ncon; i++)
+    if (s->viol[i] > floor) s->rank[nv].v = s->viol[i], s->rank[nv++].i = i;
+  qsort(s->rank, (size_t)nv, sizeof *s->rank, violatorCompare);
+  *nlead = neighbourhoodLeaders(s, p, nv);
+  return nv;
+}
+
+/* the mode contact i changes to from the current iterate: localMode's (local), then the rule
+ * of nextMode where that is its present mode; 1 when it differs from its present mode */
+static int changeOf(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, const double *z, int i,
+                    int local, double vtol, unsigned char *md, int *k) {
+  *md = s->mode[i], *k = s->kdir[i];
+  if (local) localMode(s, p, m, D, z, i, vtol, md, k);
+  if (*md == s->mode[i] && (*k == s->kdir[i] || *md < MODE_VERTEX)) nextMode(s, p, m, D, z, i, md, k);
+  return *md != s->mode[i] || (*k != s->kdir[i] && *md >= MODE_VERTEX);
+}
+
+#define SAME_MODE(ma, ka, mb, kb) ((ma) == (mb) && ((ka) == (kb) || (ma) < MODE_VERTEX))
+
+/* contact i's alternative mode alt for the escape: 0 changeOf's, 1 the other rule's (nextMode
+ * where changeOf took localMode's, localMode's where it took nextMode's), 2 separated (a
+ * pressing contact released); 1 when it differs from the present mode and the alternatives
+ * before it */
+static int alternative(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, const double *z, int i,
+                       int local, double vtol, int alt, unsigned char *md, int *k) {
+  unsigned char a0, a1 = s->mode[i];
+  int k0, k1 = s->kdir[i];
+  int c0 = changeOf(s, p, m, D, z, i, local, vtol, &a0, &k0);
+  if (alt == 0) {
+    *md = a0, *k = k0;
+    return c0;
+  }
+  if (local) nextMode(s, p, m, D, z, i, &a1, &k1);
+  else localMode(s, p, m, D, z, i, vtol, &a1, &k1);
+  int c1 = !SAME_MODE(a1, k1, s->mode[i], s->kdir[i]) && !(c0 && SAME_MODE(a1, k1, a0, k0));
+  if (alt == 1) {
+    *md = a1, *k = k1;
+    return c1;
+  }
+  *md = MODE_SEPARATED, *k = 0;
+  return s->mode[i] != MODE_SEPARATED && !(c0 && a0 == MODE_SEPARATED) && !(c1 && a1 == MODE_SEPARATED);
+}
+
+/* 1: the active set of the current modes is one solved before (s->seen) */
+static int remembered(const cdLcpNewton *s, unsigned long long hash) {
+  for (int t = 0; t < s->nseen && t < SEEN_MAX; t++)
+    if (s->seen[t] == hash) return 1;
+  return 0;
 }
 
 /* r = rhs - K q; returns its largest entry in velocity units (each row / sqrt(meff)) */
@@ -1699,6 +1819,73 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   return rn <= ctol ? 0 : 1;
 }
 
+/* the escape, for a call whose first active set was solved before (its changes then lead to
+ * sets solved before too, and the call would do nothing): that set solved again, refined
+ * fully (EARLY_RATIO off: an early stop may have left exactly the answer's modes unsolved),
+ * then, from its modes, the single changes of its violators (the leaders, then the followers,
+ * largest first): every one released to separated, then by changeOf's rule, then by the other
+ * rule, those that lead to active sets not solved before, one at a time, each from the
+ * start's impulses, until one meets the target or budget active sets are solved. The best
+ * iterate is kept in s->zbest and *bestres. CD_OK, CD_ERR_NOMEM */
+static int escapeTry(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
+                     const cdLcpNewtonOptions *opt, int budget, cdLcpNewtonStats *st, double *bestres) {
+  int nc = p->ncon, nz = cd_lcpSize(nc, m), local = opt->local_modes, ne = 0, e = -1;
+  double tol = opt->tolerance > 0 ? opt->tolerance : 1e-8, vs = cd_contactProblemVelocityScale(p);
+  double target = TARGET_SHARE * tol;
+  size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
+  memcpy(s->elam, s->lam, c3 * sizeof(double)); /* the start's impulses */
+  while (st->iterations < budget) {
+    if (e >= 0) { /* the base's modes with change e */
+      memcpy(s->mode, s->emode, c1), memcpy(s->kdir, s->ekdir, c1 * sizeof(int));
+      memcpy(s->lam, s->elam, c3 * sizeof(double));
+      int i = s->elist[3 * e];
+      s->mode[i] = (unsigned char)s->elist[3 * e + 1], s->kdir[i] = s->elist[3 * e + 2];
+      unsigned long long hash = modeHash(s, nc);
+      if (remembered(s, hash)) {
+        if (++e >= ne) break;
+        continue;
+      }
+      s->seen[s->nseen++ % SEEN_MAX] = hash;
+    }
+    int sym, n = layout(s, p, m, D, &sym), rc = 0;
+    s->wu_q = 0;
+    s->early = 0;
+    if (e < 0) s->ez = NULL; /* (no early stop) */
+    if (n > 0)
+      rc = solveModes(s, p, opt->delassus, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt->lu_flops_max, opt->form, st);
+    s->ez = z;
+    if (rc == CD_ERR_NOMEM) return rc;
+    if (rc == 2) { /* over the caller's bound */
+      st->costly = 1;
+      return CD_OK;
+    }
+    st->iterations++;
+    double res = rc ? INFINITY : check(s, p, m, D, z, st);
+    if (res < *bestres) {
+      *bestres = res;
+      memcpy(s->zbest, z, (size_t)nz * sizeof *z);
+      if (res <= target) break;
+    }
+    if (e < 0) {
+      if (res == INFINITY) break;
+      /* the base: its single changes */
+      memcpy(s->emode, s->mode, c1), memcpy(s->ekdir, s->kdir, c1 * sizeof(int));
+      int nlead, nall = rankViolators(s, p, target * vs, &nlead);
+      static const int aorder[ESCAPE_ALTS] = {2, 0, 1};
+      for (int ai = 0; ai < ESCAPE_ALTS; ai++)
+        for (int h = 0; h < nall && h < ESCAPE_SCAN; h++) {
+          unsigned char md;
+          int k, a = aorder[ai];
+          if (!alternative(s, p, m, D, z, s->cand[h], local, tol * vs, a, &md, &k)) continue;
+          s->elist[3 * ne] = s->cand[h], s->elist[3 * ne + 1] = md, s->elist[3 * ne + 2] = k;
+          ne++;
+        }
+    }
+    if (++e >= ne) break;
+  }
+  return CD_OK;
+}
+
 int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
                       const cdLcpNewtonOptions *opt, cdLcpNewtonStats *stats) {
   cdLcpNewtonStats st;
@@ -1738,10 +1925,23 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   int nv = 0, kchg = 0, rc = CD_OK;
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   if (!(opt && opt->remember)) s->nseen = 0;
+  if (opt && opt->escape && s->escaped < ESCAPE_STEP_SETS && remembered(s, modeHash(s, nc))) {
+    /* the first active set was solved before: the escape instead */
+    if (s->ecap < nc) {
+      if (cd_grow(&s->emode, c1, 1) || cd_grow(&s->ekdir, c1, sizeof(int)) || cd_grow(&s->elam, c3, sizeof(double)))
+        return CD_ERR_NOMEM;
+      s->ecap = nc;
+    }
+    int budget = maxit + CD_LCP_NEWTON_ESCAPE_SETS;
+    if (budget > ESCAPE_STEP_SETS - s->escaped) budget = ESCAPE_STEP_SETS - s->escaped;
+    rc = escapeTry(s, p, m, D, z, opt, budget, &st, &bestres);
+    s->escaped += st.iterations;
+    maxit = 0; /* (no other active set) */
+  }
   while (st.iterations < maxit) {
-    int sym, n = layout(s, p, m, D, &sym), failed = 0, repeat = 0;
+    int sym, n = layout(s, p, m, D, &sym), failed = 0;
     unsigned long long hash = modeHash(s, nc);
-    for (int t = 0; t < s->nseen && t < SEEN_MAX; t++) repeat |= s->seen[t] == hash;
+    int repeat = remembered(s, hash);
     if (!repeat) s->seen[s->nseen++ % SEEN_MAX] = hash;
     s->wu_q = 0;
     s->early = 0;
@@ -1772,12 +1972,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
       if (res <= target) break;
       /* its violators (above what the refinement left, when it stopped early) */
       double floor = s->early ? fmax(target * vs, EARLY_FLOOR * s->early_rn) : target * vs;
-      nv = 0;
-      for (int i = 0; i < nc; i++)
-        if (s->viol[i] > floor) s->rank[nv].v = s->viol[i], s->rank[nv++].i = i;
-      qsort(s->rank, (size_t)nv, sizeof *s->rank, violatorCompare);
-      nv = neighbourhoodLeaders(s, p, nv);
-      for (int h = 0; h < nv; h++) s->cand[h] = s->rank[h].i;
+      rankViolators(s, p, floor, &nv);
       kchg = nv;
     } else {
       /* no better (or no solution): back to the best iterate, and half as many of its
@@ -1794,10 +1989,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     for (int h = 0; h < nv && changed < kchg; h++) {
       int i = s->cand[h], k;
       unsigned char md;
-      md = s->mode[i], k = s->kdir[i];
-      if (local) localMode(s, p, m, D, z, i, tol * vs, &md, &k);
-      if (md == s->mode[i] && (k == s->kdir[i] || md < MODE_VERTEX)) nextMode(s, p, m, D, z, i, &md, &k);
-      if (md != s->mode[i] || (k != s->kdir[i] && md >= MODE_VERTEX)) {
+      if (changeOf(s, p, m, D, z, i, local, tol * vs, &md, &k)) {
         s->mode[i] = md, s->kdir[i] = k;
         changed++;
       }

@@ -30,6 +30,12 @@ typedef struct cdLcpNewtonOptions {
   int remember;        /* 1: the active sets solved by the calls with remember since the last
                           cd_lcpNewtonForget count as solved (a try that meets one takes it as no
                           better; the tries of one step, lcp_bgs.c); 0: only this call's */
+  int escape;          /* 1: a call whose first active set was solved before (remember) solves it
+                          again and then the single changes of its violators that lead to sets
+                          not solved yet, one at a time, up to max_iterations +
+                          CD_LCP_NEWTON_ESCAPE_SETS active sets, and the escapes at most 24
+                          between two cd_lcpNewtonForget (lcp_newton.c, escapeTry: the tries
+                          inside bgs); 0: such a call solves nothing */
   cdContactProblem *delassus; /* the problem itself when its G may be still unbuilt
                                  (p->delassus_pending): built here the first time a system in
                                  K's form needs it (the body form and the products need none);
@@ -41,6 +47,8 @@ enum { CD_LCP_NEWTON_FORM_AUTO = 0, CD_LCP_NEWTON_FORM_CONTACT = 1, CD_LCP_NEWTO
 /* the active sets a solve tries at most by default: a warm-started step needs one or two,
  * a cold pile or a pyramid settling a handful; one that needs more is cycling */
 #define CD_LCP_NEWTON_ITERATIONS 20
+/* the active sets an escape (cdLcpNewtonOptions' escape) may solve beyond max_iterations */
+#define CD_LCP_NEWTON_ESCAPE_SETS 8
 
 typedef struct cdLcpNewtonStats {
   int iterations;     /* active sets solved (each: one numeric factorization, its solves, one check) */
