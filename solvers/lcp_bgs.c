@@ -375,6 +375,16 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
  * With no clusters at all one step of the 400 took 5,450 iterations. Which steps crawl moves
  * with the trajectory: on each setting some pile has a step at 20-47x its median. */
 #define CLUSTER_WAIT 200
+/* drift steps (with the tries; see cd_bgsSolve's stall test): from DRIFT_WAIT sweeps on, a
+ * stall test moves the iterate along the sweeps' own step over the last stall window, d = z -
+ * z(STALL_SWEEPS sweeps ago), to just past (DRIFT_PAST) the DRIFT_K-th component of z that d
+ * takes to zero, counting only those at least one window and at most DRIFT_MAX windows ahead
+ * (none: no step), clipped at zero; at most DRIFT_STEPS a run. */
+#define DRIFT_WAIT 200
+#define DRIFT_K 4
+#define DRIFT_MAX 100.0
+#define DRIFT_PAST 1.05
+#define DRIFT_STEPS 6
 
 typedef struct {
   int *loc;     /* (ncon) local index of a contact in the cluster, -1 outside */
@@ -797,6 +807,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
     return CD_ERR_NOMEM;
   }
+  double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
+  int prev_ok = 0, drifts = 0; /* prev_ok: zprev is that z, the sweeps' own since */
   double *ztrial = zsub + n, trial_res = INFINITY; /* the residual ztrial had; INFINITY: no trial */
   int trial_fails = 0;
   cw.member = cw.loc + nc;
@@ -904,10 +916,37 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         memset(idle, 0, (size_t)nc), stale = recheck = 1;
         res = tres;
         newton_sweeps = st.sweeps + NEWTON_AGAIN;
+        prev_ok = 0;
       }
     }
     if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
-      if (res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES && (!tries || st.sweeps >= CLUSTER_WAIT)) {
+      int drifted = 0;
+      if (zprev && tries && prev_ok && st.sweeps >= DRIFT_WAIT && drifts < DRIFT_STEPS && res > STALL_FACTOR * ref_res) {
+        /* a drift step (DRIFT_K): the DRIFT_K smallest ratios z_t / -d_t in [1, DRIFT_MAX) */
+        double ks[DRIFT_K];
+        int nk = 0;
+        for (int t = 0; t < n; t++) {
+          double d = z[t] - zprev[t];
+          if (d < 0.0 && z[t] > 0.0) {
+            double r = z[t] / -d;
+            if (r >= 1.0 && r < DRIFT_MAX && (nk < DRIFT_K || r < ks[nk - 1])) {
+              int q = nk < DRIFT_K ? nk++ : nk - 1;
+              while (q > 0 && ks[q - 1] > r) ks[q] = ks[q - 1], q--;
+              ks[q] = r;
+            }
+          }
+        }
+        if (nk) {
+          double sd = DRIFT_PAST * ks[nk - 1];
+          for (int t = 0; t < n; t++) z[t] = fmax(0.0, z[t] + sd * (z[t] - zprev[t]));
+          cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          memset(idle, 0, (size_t)nc), stale = recheck = 1;
+          newton_sweeps = st.sweeps + NEWTON_AGAIN;
+          drifted = 1;
+          drifts++;
+        }
+      }
+      if (!drifted && res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES && (!tries || st.sweeps >= CLUSTER_WAIT)) {
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
@@ -939,6 +978,9 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       }
       ref_sweep = st.sweeps;
       ref_res = res;
+      /* (after a drift step the next window starts from it) */
+      if (zprev && !drifted) memcpy(zprev, z, (size_t)n * sizeof *z);
+      prev_ok = zprev && !drifted;
     }
     if (res < bestres) {
       bestres = res;
@@ -955,7 +997,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.residual = bestres;
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
+  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev);
   if (stats) *stats = st;
   return rc;
 }
