@@ -936,6 +936,20 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
             }
           }
         }
+        /* and the sticking contacts' friction bounds, mu lambda_n - sum alpha */
+        for (int i = 0; i < nc; i++) {
+          if (!(z[i] > 0.0 && z[nc + nc * m + i] == 0.0)) continue;
+          double sl = p->mu[i] * z[i], dsl = p->mu[i] * (z[i] - zprev[i]);
+          for (int l = 0; l < m; l++) sl -= z[nc + m * i + l], dsl -= z[nc + m * i + l] - zprev[nc + m * i + l];
+          if (dsl < 0.0 && sl > 0.0) {
+            double r = sl / -dsl;
+            if (r >= 1.0 && r < DRIFT_MAX && (nk < DRIFT_K || r < ks[nk - 1])) {
+              int q = nk < DRIFT_K ? nk++ : nk - 1;
+              while (q > 0 && ks[q - 1] > r) ks[q] = ks[q - 1], q--;
+              ks[q] = r;
+            }
+          }
+        }
         if (nk) {
           double sd = DRIFT_PAST * ks[nk - 1];
           for (int t = 0; t < n; t++) z[t] = fmax(0.0, z[t] + sd * (z[t] - zprev[t]));
