@@ -398,12 +398,14 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
  * other neighbours (720, 721): every round raised the residual 3.1x (4.8e-5 -> 1.5e-4, 129
  * itself the worst) and was undone. Ten piles of S2 10's kind (S2 10 and the generator's seeds
  * 1-9), 400 steps each, iterations a step summed over the ten 673.7 -> 614.2, the largest step
- * 2,841 -> 1,063 iterations, every step converged; S3 20 and S4 10 bit for bit (they do not
- * stall). Each setting moves which steps are slow (the pile is chaotic), so the figures are
+ * 2,841 -> 1,063 iterations, the slowest step 34.3x -> 19.1x the median step (time), user CPU
+ * 52.43 -> 49.58 s summed (medians of three alternating rounds), every step converged; S3 20
+ * and S4 10 bit for bit (they do not stall). Each setting moves which steps are slow (the pile is chaotic), so the figures are
  * the ten piles' (tests/bench/HISTORY.md has the settings measured): the first boundary alone
  * (DRIFT_K 1) 616.3 summed and the largest step 2,299 (seed 4's step 130 itself), the 4th 624.0
- * / 1,472 before the friction bounds were counted, the 2nd with them 616.4 / 882, 10 steps a
- * run 637.0 / 5,058. Left a step unconverged: no cap (a drift step at every second stall test
+ * / 1,472 before the friction bounds were counted, the 2nd with them 616.4 / 882, the 3rd
+ * 654.3 / 5,017 and one step unconverged (4.1e-8: a fixed point of the sweeps with no drift
+ * step in it, the tries all from sets already solved), 10 steps a run 637.0 / 5,058. Left a step unconverged: no cap (a drift step at every second stall test
  * of a run; the seed+2 pile's step 388 cycled between two directions at 1e-5 for the whole
  * 6,000 sweeps), and drift steps judged by the residual 20 sweeps later as the subspace steps
  * are (undone above 3 times where they started, taken only where the residual fell by less
