@@ -63,7 +63,11 @@
  * modes of G that Gauss-Seidel damps by a percent in tens of sweeps), the contacts around
  * the worst ones are taken as one larger block and solved exactly by Lemke (see the
  * cluster section below; with the active-set tries, only after CLUSTER_WAIT sweeps). Still
- * block Gauss-Seidel: the fixed points are the LCP's.
+ * block Gauss-Seidel: the fixed points are the LCP's. With the tries, a stall test after
+ * DRIFT_WAIT sweeps takes a drift step where it can instead (the clusters keep the tests
+ * between, at most DRIFT_STEPS a run): the iterate moved along the sweeps' own step to a few
+ * mode boundaries ahead, where the next try finds the modes the sweeps were creeping towards
+ * (see DRIFT_K).
  * Directions: symmetric sweeps carry information both ways along a chain of contacts such
  * as a stack within one pair of sweeps (the forward sweep the support up from the ground,
  * the backward one the weight down), which the sweeps alone need: under --solver bgs the
@@ -375,6 +379,43 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
  * With no clusters at all one step of the 400 took 5,450 iterations. Which steps crawl moves
  * with the trajectory: on each setting some pile has a step at 20-47x its median. */
 #define CLUSTER_WAIT 200
+/* drift steps (with the tries; see cd_bgsSolve's stall test): from DRIFT_WAIT sweeps on, a
+ * stall test moves the iterate along the sweeps' own step over the last stall window, d = z -
+ * z(STALL_SWEEPS sweeps ago), to just past (DRIFT_PAST) the DRIFT_K-th mode boundary d
+ * reaches (a component of z, or a sticking contact's friction bound mu lambda_n - sum alpha,
+ * taken to zero), counting only those at least one window and at most DRIFT_MAX windows ahead
+ * (none: no step), clipped at zero; the next window starts from there, so a stall test after
+ * a drift step takes none; at most DRIFT_STEPS a run. Why: where the pile's sweeps stall
+ * (a wedge, sticking contacts whose impulses creep along a near-null direction of G), the
+ * stalled iterate is a few mode changes from the answer, at contacts that violate nothing, and
+ * the sweeps walk there in their own direction for hundreds of sweeps. Traced on the seed+4
+ * pile's step 130 (2,841 iterations): the warm run's iterate after 1,000 sweeps (4.75e-5) and
+ * the cold run's (4.78e-5) have the same modes; the answer differs from them at two contacts,
+ * both sticking there and sliding in the answer, 375 at 0.30 of its friction bound (mu 0.5)
+ * and 1764 at 0.45, not neighbours; 375's wedge (24, 129, 370, 23) carries the largest changes
+ * of lambda_n (3.8e-3 .. 1.3e-2 N s). The stall clusters are built around it (seed 129, the
+ * worst contact) and solve it with the contacts outside fixed, which moves the load into 129's
+ * other neighbours (720, 721): every round raised the residual 3.1x (4.8e-5 -> 1.5e-4, 129
+ * itself the worst) and was undone. Ten piles of S2 10's kind (S2 10 and the generator's seeds
+ * 1-9), 400 steps each, iterations a step summed over the ten 673.7 -> 614.2, the largest step
+ * 2,841 -> 1,063 iterations, the slowest step 34.3x -> 19.1x the median step (time), user CPU
+ * 52.43 -> 49.58 s summed (medians of three alternating rounds), every step converged; S3 20
+ * and S4 10 bit for bit (they do not stall). Each setting moves which steps are slow (the pile is chaotic), so the figures are
+ * the ten piles' (tests/bench/HISTORY.md has the settings measured): the first boundary alone
+ * (DRIFT_K 1) 616.3 summed and the largest step 2,299 (seed 4's step 130 itself), the 4th 624.0
+ * / 1,472 before the friction bounds were counted, the 2nd with them 616.4 / 882, the 3rd
+ * 654.3 / 5,017 and one step unconverged (4.1e-8: a fixed point of the sweeps with no drift
+ * step in it, the tries all from sets already solved), 10 steps a run 637.0 / 5,058. Left a step unconverged: no cap (a drift step at every second stall test
+ * of a run; the seed+2 pile's step 388 cycled between two directions at 1e-5 for the whole
+ * 6,000 sweeps), and drift steps judged by the residual 20 sweeps later as the subspace steps
+ * are (undone above 3 times where they started, taken only where the residual fell by less
+ * than 10 % a window: the seed+5 pile's step 388 at 1.6e-7); undone at any rise, they did not
+ * help (a drift that crosses a boundary raises the residual first). */
+#define DRIFT_WAIT 200
+#define DRIFT_K 4
+#define DRIFT_MAX 100.0
+#define DRIFT_PAST 1.05
+#define DRIFT_STEPS 6
 
 typedef struct {
   int *loc;     /* (ncon) local index of a contact in the cluster, -1 outside */
@@ -797,6 +838,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
     return CD_ERR_NOMEM;
   }
+  double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
+  int prev_ok = 0, drifts = 0; /* prev_ok: zprev is that z, the sweeps' own since */
   double *ztrial = zsub + n, trial_res = INFINITY; /* the residual ztrial had; INFINITY: no trial */
   int trial_fails = 0;
   cw.member = cw.loc + nc;
@@ -904,10 +947,51 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         memset(idle, 0, (size_t)nc), stale = recheck = 1;
         res = tres;
         newton_sweeps = st.sweeps + NEWTON_AGAIN;
+        prev_ok = 0;
       }
     }
     if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
-      if (res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES && (!tries || st.sweeps >= CLUSTER_WAIT)) {
+      int drifted = 0;
+      if (zprev && tries && prev_ok && st.sweeps >= DRIFT_WAIT && drifts < DRIFT_STEPS && res > STALL_FACTOR * ref_res) {
+        /* a drift step (DRIFT_K): the DRIFT_K smallest ratios z_t / -d_t in [1, DRIFT_MAX) */
+        double ks[DRIFT_K];
+        int nk = 0;
+        for (int t = 0; t < n; t++) {
+          double d = z[t] - zprev[t];
+          if (d < 0.0 && z[t] > 0.0) {
+            double r = z[t] / -d;
+            if (r >= 1.0 && r < DRIFT_MAX && (nk < DRIFT_K || r < ks[nk - 1])) {
+              int q = nk < DRIFT_K ? nk++ : nk - 1;
+              while (q > 0 && ks[q - 1] > r) ks[q] = ks[q - 1], q--;
+              ks[q] = r;
+            }
+          }
+        }
+        /* and the sticking contacts' friction bounds, mu lambda_n - sum alpha */
+        for (int i = 0; i < nc; i++) {
+          if (!(z[i] > 0.0 && z[nc + nc * m + i] == 0.0)) continue;
+          double sl = p->mu[i] * z[i], dsl = p->mu[i] * (z[i] - zprev[i]);
+          for (int l = 0; l < m; l++) sl -= z[nc + m * i + l], dsl -= z[nc + m * i + l] - zprev[nc + m * i + l];
+          if (dsl < 0.0 && sl > 0.0) {
+            double r = sl / -dsl;
+            if (r >= 1.0 && r < DRIFT_MAX && (nk < DRIFT_K || r < ks[nk - 1])) {
+              int q = nk < DRIFT_K ? nk++ : nk - 1;
+              while (q > 0 && ks[q - 1] > r) ks[q] = ks[q - 1], q--;
+              ks[q] = r;
+            }
+          }
+        }
+        if (nk) {
+          double sd = DRIFT_PAST * ks[nk - 1];
+          for (int t = 0; t < n; t++) z[t] = fmax(0.0, z[t] + sd * (z[t] - zprev[t]));
+          cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          memset(idle, 0, (size_t)nc), stale = recheck = 1;
+          newton_sweeps = st.sweeps + NEWTON_AGAIN;
+          drifted = 1;
+          drifts++;
+        }
+      }
+      if (!drifted && res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES && (!tries || st.sweeps >= CLUSTER_WAIT)) {
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
@@ -939,6 +1023,9 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       }
       ref_sweep = st.sweeps;
       ref_res = res;
+      /* (after a drift step the next window starts from it) */
+      if (zprev && !drifted) memcpy(zprev, z, (size_t)n * sizeof *z);
+      prev_ok = zprev && !drifted;
     }
     if (res < bestres) {
       bestres = res;
@@ -955,7 +1042,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.residual = bestres;
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
+  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev);
   if (stats) *stats = st;
   return rc;
 }
