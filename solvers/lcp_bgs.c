@@ -381,36 +381,37 @@ int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const d
 #define CLUSTER_WAIT 200
 /* drift steps (with the tries; see cd_bgsSolve's stall test): from DRIFT_WAIT sweeps on, a
  * stall test moves the iterate along the sweeps' own step over the last stall window, d = z -
- * z(STALL_SWEEPS sweeps ago), to just past (DRIFT_PAST) the DRIFT_K-th mode boundary d
- * reaches (a component of z, or a sticking contact's friction bound mu lambda_n - sum alpha,
- * taken to zero), counting only those at least one window and at most DRIFT_MAX windows ahead
- * (none: no step), clipped at zero; the next window starts from there, so a stall test after
- * a drift step takes none; at most DRIFT_STEPS a run. Why: where the pile's sweeps stall
- * (a wedge, sticking contacts whose impulses creep along a near-null direction of G), the
- * stalled iterate is a few mode changes from the answer, at contacts that violate nothing, and
- * the sweeps walk there in their own direction for hundreds of sweeps. Traced on the seed+4
- * pile's step 130 (2,841 iterations): the warm run's iterate after 1,000 sweeps (4.75e-5) and
- * the cold run's (4.78e-5) have the same modes; the answer differs from them at two contacts,
- * both sticking there and sliding in the answer, 375 at 0.30 of its friction bound (mu 0.5)
- * and 1764 at 0.45, not neighbours; 375's wedge (24, 129, 370, 23) carries the largest changes
- * of lambda_n (3.8e-3 .. 1.3e-2 N s). The stall clusters are built around it (seed 129, the
- * worst contact) and solve it with the contacts outside fixed, which moves the load into 129's
- * other neighbours (720, 721): every round raised the residual 3.1x (4.8e-5 -> 1.5e-4, 129
- * itself the worst) and was undone. Ten piles of S2 10's kind (S2 10 and the generator's seeds
- * 1-9), 400 steps each, iterations a step summed over the ten 673.7 -> 614.2, the largest step
- * 2,841 -> 1,063 iterations, the slowest step 34.3x -> 19.1x the median step (time), user CPU
- * 52.43 -> 49.58 s summed (medians of three alternating rounds), every step converged; S3 20
- * and S4 10 bit for bit (they do not stall). Each setting moves which steps are slow (the pile is chaotic), so the figures are
- * the ten piles' (tests/bench/HISTORY.md has the settings measured): the first boundary alone
- * (DRIFT_K 1) 616.3 summed and the largest step 2,299 (seed 4's step 130 itself), the 4th 624.0
- * / 1,472 before the friction bounds were counted, the 2nd with them 616.4 / 882, the 3rd
- * 654.3 / 5,017 and one step unconverged (4.1e-8: a fixed point of the sweeps with no drift
- * step in it, the tries all from sets already solved), 10 steps a run 637.0 / 5,058. Left a step unconverged: no cap (a drift step at every second stall test
- * of a run; the seed+2 pile's step 388 cycled between two directions at 1e-5 for the whole
- * 6,000 sweeps), and drift steps judged by the residual 20 sweeps later as the subspace steps
- * are (undone above 3 times where they started, taken only where the residual fell by less
- * than 10 % a window: the seed+5 pile's step 388 at 1.6e-7); undone at any rise, they did not
- * help (a drift that crosses a boundary raises the residual first). */
+ * z(STALL_SWEEPS sweeps ago), to just past (DRIFT_PAST) the DRIFT_K-th mode boundary d reaches
+ * (a component of z, or a sticking contact's friction bound mu lambda_n - sum alpha, taken to
+ * zero), counting only those at least one window and at most DRIFT_MAX windows ahead (none: no
+ * step), clipped at zero; the next window starts from there, so a stall test after a drift step
+ * takes none; at most DRIFT_STEPS a run. Why: where the pile's sweeps stall (a wedge, sticking
+ * contacts whose impulses creep along a near-null direction of G), the stalled iterate is a few
+ * mode changes from the answer, at contacts that violate nothing, and the sweeps walk there in
+ * their own direction for hundreds of sweeps. Traced on the seed+4 pile's step 130 (2,841
+ * iterations): the warm run's iterate after 1,000 sweeps (4.75e-5) and the cold run's (4.78e-5)
+ * have the same modes; the answer differs from them at two contacts, both sticking there and
+ * sliding in the answer, 375 at 0.30 of its friction bound (mu 0.5) and 1764 at 0.45, not
+ * neighbours; 375's wedge (24, 129, 370, 23) carries the largest changes of lambda_n (3.8e-3 ..
+ * 1.3e-2 N s). The stall clusters are built around it (seed 129, the worst contact) and solve
+ * it with the contacts outside fixed, which moves the load into 129's other neighbours (720,
+ * 721): every round raised the residual 3.1x (4.8e-5 -> 1.5e-4, 129 itself the worst) and was
+ * undone. Ten piles of S2 10's kind (S2 10 and the generator's seeds 1-9), 400 steps each,
+ * iterations a step summed over the ten 673.7 -> 614.2, the largest step 2,841 -> 1,063
+ * iterations, the slowest step 34.3x -> 19.1x the median step (time), user CPU 52.43 -> 49.58 s
+ * summed (medians of three alternating rounds), every step converged; S3 20 and S4 10 bit for
+ * bit (they do not stall). Each setting moves which steps are slow (the pile is chaotic), so
+ * the figures are the ten piles' (tests/bench/HISTORY.md has the settings measured): the first
+ * boundary alone (DRIFT_K 1) 616.3 summed and the largest step 2,299 (seed 4's step 130
+ * itself), the 4th 624.0 / 1,472 before the friction bounds were counted, the 2nd with them
+ * 616.4 / 882, the 3rd 654.3 / 5,017 and one step unconverged (4.1e-8: a fixed point of the
+ * sweeps with no drift step in it, the tries all from sets already solved), 10 steps a run
+ * 637.0 / 5,058. Left a step unconverged: no cap (a drift step at every second stall test of a
+ * run; the seed+2 pile's step 388 cycled between two directions at 1e-5 for the whole 6,000
+ * sweeps), and drift steps judged by the residual 20 sweeps later as the subspace steps are
+ * (undone above 3 times where they started, taken only where the residual fell by less than
+ * 10 % a window: the seed+5 pile's step 388 at 1.6e-7); undone at any rise, they did not help (a
+ * drift that crosses a boundary raises the residual first). */
 #define DRIFT_WAIT 200
 #define DRIFT_K 4
 #define DRIFT_MAX 100.0
@@ -777,6 +778,37 @@ int cd_bgsTrySets(int max_sweeps) {
 
 double cd_bgsNextTryResidual(double res) { return res > NEWTON_RES ? NEWTON_RES : NEWTON_RES_NEXT * res; }
 
+/* keeps r in ks, the nk (at most DRIFT_K) smallest ratios in [1, DRIFT_MAX) so far, ascending */
+static void driftKeep(double *ks, int *nk, double r) {
+  if (!(r >= 1.0 && r < DRIFT_MAX) || (*nk == DRIFT_K && !(r < ks[*nk - 1]))) return;
+  int q = *nk < DRIFT_K ? (*nk)++ : *nk - 1;
+  while (q > 0 && ks[q - 1] > r) ks[q] = ks[q - 1], q--;
+  ks[q] = r;
+}
+
+/* a drift step (DRIFT_K): z moved along d = z - zprev (the sweeps' step over the last stall
+ * window) to DRIFT_PAST times the DRIFT_K-th nearest boundary d reaches (a component of z, or
+ * a sticking contact's friction bound mu lambda_n - sum alpha, taken to zero), counted in
+ * windows, within [1, DRIFT_MAX), clipped at zero; 1 moved, 0 no boundary (z unchanged) */
+static int driftStep(const cdContactProblem *p, int m, double *z, const double *zprev) {
+  int nc = p->ncon, n = cd_lcpSize(nc, m), nk = 0;
+  double ks[DRIFT_K];
+  for (int t = 0; t < n; t++) {
+    double d = z[t] - zprev[t];
+    if (d < 0.0 && z[t] > 0.0) driftKeep(ks, &nk, z[t] / -d);
+  }
+  for (int i = 0; i < nc; i++) {
+    if (!(z[i] > 0.0 && z[nc + nc * m + i] == 0.0)) continue;
+    double sl = p->mu[i] * z[i], dsl = p->mu[i] * (z[i] - zprev[i]);
+    for (int l = 0; l < m; l++) sl -= z[nc + m * i + l], dsl -= z[nc + m * i + l] - zprev[nc + m * i + l];
+    if (dsl < 0.0 && sl > 0.0) driftKeep(ks, &nk, sl / -dsl);
+  }
+  if (!nk) return 0;
+  double sd = DRIFT_PAST * ks[nk - 1];
+  for (int t = 0; t < n; t++) z[t] = fmax(0.0, z[t] + sd * (z[t] - zprev[t]));
+  return 1;
+}
+
 /* the active-set method from z (lcp_newton.c) into zt; when it meets the tolerance, zt is
  * copied to best and *bestres, *ok set. CD_OK or CD_ERR_NOMEM */
 static int newtonTry(const cdContactProblem *p, int m, const double *D, double tol, const cdBgsOptions *opt,
@@ -833,13 +865,14 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   size_t nnzb = (size_t)p->G.rowptr[nc];
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
-  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag) {
+  double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
+  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
+      !zprev) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag);
+    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev);
     return CD_ERR_NOMEM;
   }
-  double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
-  int prev_ok = 0, drifts = 0; /* prev_ok: zprev is that z, the sweeps' own since */
+  int prev_ok = 0, drifts = 0; /* prev_ok: zprev is z at the last stall test, the sweeps' own since */
   double *ztrial = zsub + n, trial_res = INFINITY; /* the residual ztrial had; INFINITY: no trial */
   int trial_fails = 0;
   cw.member = cw.loc + nc;
@@ -952,38 +985,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     }
     if (!(res <= thresh) && st.sweeps - ref_sweep >= STALL_SWEEPS) {
       int drifted = 0;
-      if (zprev && tries && prev_ok && st.sweeps >= DRIFT_WAIT && drifts < DRIFT_STEPS && res > STALL_FACTOR * ref_res) {
-        /* a drift step (DRIFT_K): the DRIFT_K smallest ratios z_t / -d_t in [1, DRIFT_MAX) */
-        double ks[DRIFT_K];
-        int nk = 0;
-        for (int t = 0; t < n; t++) {
-          double d = z[t] - zprev[t];
-          if (d < 0.0 && z[t] > 0.0) {
-            double r = z[t] / -d;
-            if (r >= 1.0 && r < DRIFT_MAX && (nk < DRIFT_K || r < ks[nk - 1])) {
-              int q = nk < DRIFT_K ? nk++ : nk - 1;
-              while (q > 0 && ks[q - 1] > r) ks[q] = ks[q - 1], q--;
-              ks[q] = r;
-            }
-          }
-        }
-        /* and the sticking contacts' friction bounds, mu lambda_n - sum alpha */
-        for (int i = 0; i < nc; i++) {
-          if (!(z[i] > 0.0 && z[nc + nc * m + i] == 0.0)) continue;
-          double sl = p->mu[i] * z[i], dsl = p->mu[i] * (z[i] - zprev[i]);
-          for (int l = 0; l < m; l++) sl -= z[nc + m * i + l], dsl -= z[nc + m * i + l] - zprev[nc + m * i + l];
-          if (dsl < 0.0 && sl > 0.0) {
-            double r = sl / -dsl;
-            if (r >= 1.0 && r < DRIFT_MAX && (nk < DRIFT_K || r < ks[nk - 1])) {
-              int q = nk < DRIFT_K ? nk++ : nk - 1;
-              while (q > 0 && ks[q - 1] > r) ks[q] = ks[q - 1], q--;
-              ks[q] = r;
-            }
-          }
-        }
-        if (nk) {
-          double sd = DRIFT_PAST * ks[nk - 1];
-          for (int t = 0; t < n; t++) z[t] = fmax(0.0, z[t] + sd * (z[t] - zprev[t]));
+      if (tries && prev_ok && st.sweeps >= DRIFT_WAIT && drifts < DRIFT_STEPS && res > STALL_FACTOR * ref_res) {
+        if (driftStep(p, m, z, zprev)) {
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           newton_sweeps = st.sweeps + NEWTON_AGAIN;
@@ -1024,8 +1027,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       ref_sweep = st.sweeps;
       ref_res = res;
       /* (after a drift step the next window starts from it) */
-      if (zprev && !drifted) memcpy(zprev, z, (size_t)n * sizeof *z);
-      prev_ok = zprev && !drifted;
+      prev_ok = tries && !drifted;
+      if (prev_ok) memcpy(zprev, z, (size_t)n * sizeof *z);
     }
     if (res < bestres) {
       bestres = res;
