@@ -157,8 +157,28 @@ static double blockResidual(const double *W, double mu, int m, const double *D, 
  * g_i, 1 / meff_i, mu_i, and W's adjugate and determinant for the sticking candidate (the
  * determinant 0 where W is singular to the candidate's test). Made once a solve instead of
  * at every sticking try (the adjugate and the test were a third of the sticking candidate's
- * instructions on the 1000-sphere pile). */
-enum { REC_W = 0, REC_G = 9, REC_WI = 12, REC_MU = 13, REC_ADJ = 14, REC_DET = 23, BLOCK_REC = 24 };
+ * instructions on the 1000-sphere pile), and 1 where the sticking candidate's rounding bound
+ * holds (STICK_K), else 0. */
+enum { REC_W = 0, REC_G = 9, REC_WI = 12, REC_MU = 13, REC_ADJ = 14, REC_DET = 23, REC_STICK = 24, BLOCK_REC = 25 };
+
+/* The sticking candidate's acceptance without its block residual (blockSolve4, the unit axes).
+ * Its equalities hold up to rounding: u = W lambda + c = 0, with lambda = -adj(W) c / det
+ * (blockRecord's adjugate and determinant; the split of lambda_T into alpha and the residual's
+ * sums back give lambda_T exactly on the axes, as no alpha is clipped), so every pair of its
+ * residual but the friction bound's is at most |u_r| as the residual computes it (each pairs
+ * lambda_n or an alpha >= 0 with u_n or +-u_T, beta being 0). Rounding analysis (unit roundoff
+ * eps = 2^-53; the adjugate's entries within 2 eps of the sums of their products' magnitudes,
+ * Cabs; the determinant within 6 eps of (|W| Cabs)_00; each lambda_i within 4 eps of (Cabs
+ * |c|)_i / |det|; the residual's rows within 4 eps of their terms' magnitudes): |u_r| <= 16.01
+ * eps (K + 1) ||c||_inf with K = || |W| Cabs ||_inf / |det|. With K <= STICK_K that is below
+ * 16.01 * 1.111e-16 * 33 = 5.9e-14 ||c||_inf < BLOCK_ACCEPT qinf (qinf = ||c||_inf on the axes),
+ * so the residual is at most BLOCK_ACCEPT exactly where the friction pair is: the same
+ * decision, and the same answer bit for bit. The records where it does not hold (a nearly
+ * singular or badly scaled W: K is ~1 for a sphere's contact), and c outside [STICK_QMIN,
+ * STICK_QMAX] (no underflow or overflow in the products), take the residual. */
+#define STICK_K 32.0
+#define STICK_QMIN 1e-150
+#define STICK_QMAX 1e150
 
 static void blockRecord(const double *W, const double *g, double wi, double mu, double *r) {
   for (int t = 0; t < 9; t++) r[REC_W + t] = W[t];
@@ -168,6 +188,22 @@ static void blockRecord(const double *W, const double *g, double wi, double mu, 
   double det = cd_m3adjugate(&r[REC_ADJ], W), wmax = 0.0;
   for (int t = 0; t < 9; t++) wmax = cd_lcpMax(wmax, fabs(W[t]));
   r[REC_DET] = fabs(det) > 1e-12 * wmax * wmax * wmax ? det : 0.0;
+  /* K (STICK_K): the adjugate's products' magnitudes (as cd_m3adjugate pairs them), then the
+   * largest row sum of |W| Cabs */
+  const double *A = W;
+  double ca[9] = {fabs(A[4] * A[8]) + fabs(A[5] * A[7]), fabs(A[2] * A[7]) + fabs(A[1] * A[8]),
+                  fabs(A[1] * A[5]) + fabs(A[2] * A[4]), fabs(A[5] * A[6]) + fabs(A[3] * A[8]),
+                  fabs(A[0] * A[8]) + fabs(A[2] * A[6]), fabs(A[2] * A[3]) + fabs(A[0] * A[5]),
+                  fabs(A[3] * A[7]) + fabs(A[4] * A[6]), fabs(A[1] * A[6]) + fabs(A[0] * A[7]),
+                  fabs(A[0] * A[4]) + fabs(A[1] * A[3])};
+  double nk = 0.0;
+  for (int a = 0; a < 3; a++) {
+    double row = 0.0;
+    for (int b = 0; b < 3; b++)
+      row += fabs(A[3 * a]) * ca[b] + fabs(A[3 * a + 1]) * ca[3 + b] + fabs(A[3 * a + 2]) * ca[6 + b];
+    nk = cd_lcpMax(nk, row);
+  }
+  r[REC_STICK] = r[REC_DET] != 0.0 && wmax >= 1e-100 && wmax <= 1e100 && nk <= STICK_K * fabs(det) ? 1.0 : 0.0;
 }
 
 /* the candidates of blockSolve: each writes one active set's closed form into cand (m + 2)
@@ -443,9 +479,17 @@ static inline int blockSolve4(const double *r, const double *D, const double *c,
   /* blockSolveAny's qinf: the largest of |c_0| and |d_l . c_T| */
   double qinf = cd_lcpMax(cd_lcpMax(fabs(c[0]), fabs(c[1])), fabs(c[2]));
   double accept = BLOCK_ACCEPT * cd_lcpMax(vref, qinf), cand[6];
-  if (sticking && candStick4(&r[REC_ADJ], r[REC_DET], D, c, cand) && blockResidual4(W, mu, c, wi, cand) <= accept) {
-    memcpy(z, cand, sizeof cand);
-    return CD_BGS_BLOCK_DIRECT;
+  if (sticking && candStick4(&r[REC_ADJ], r[REC_DET], D, c, cand)) {
+    /* where the record's bound holds, the friction pair decides (STICK_K): the residual's
+     * own arithmetic of it, beta being 0 */
+    int ok = r[REC_STICK] != 0.0 && qinf >= STICK_QMIN && qinf <= STICK_QMAX
+                 ? cd_lcpPairResidual(cand[5], wi * (mu * cand[0] - ((((0.0 + cand[1]) + cand[2]) + cand[3]) + cand[4]))) <=
+                       accept
+                 : blockResidual4(W, mu, c, wi, cand) <= accept;
+    if (ok) {
+      memcpy(z, cand, sizeof cand);
+      return CD_BGS_BLOCK_DIRECT;
+    }
   }
   if (sliding) {
     int k0 = 0;
@@ -732,17 +776,18 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
  * as the sums its products make), with everything it calls but blockSolveRest written in
  * (flatten: no call, no memset per candidate, no loop over the directions) */
 __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs,
-                                                  double *z, double *lam, void *bw) {
+                                                  double *z, double *lam, cdV2 *lamd, void *bw) {
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
   double c2 = dg[REC_G + 2];
   for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
-    const double *Bt = &rows->val[9 * (size_t)t], *lj = &lam[3 * (size_t)rows->col[t]];
-    cdV2 b0, b1, b2, l0 = {lj[0], lj[0]}, l1 = {lj[1], lj[1]}, l2 = {lj[2], lj[2]};
+    const double *Bt = &rows->val[9 * (size_t)t];
+    const cdV2 *lj = &lamd[3 * (size_t)rows->col[t]];
+    cdV2 b0, b1, b2;
     memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
-    c01 += b0 * l0 + b1 * l1 + b2 * l2;
-    c2 += Bt[6] * lj[0] + Bt[7] * lj[1] + Bt[8] * lj[2];
+    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];
+    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];
   }
   double c[3] = {c01[0], c01[1], c2};
   double *za = &z[nc + 4 * (size_t)i], *zbeta = &z[(size_t)nc * 5 + (size_t)i];
@@ -757,9 +802,13 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   z[i] = zb[0];
   za[0] = zb[1], za[1] = zb[2], za[2] = zb[3], za[3] = zb[4];
   *zbeta = zb[5];
+  double t1 = (0.0 + zb[1]) - zb[3], t2 = (0.0 + zb[2]) - zb[4];
   lam[3 * i] = zb[0];
-  lam[3 * i + 1] = (0.0 + zb[1]) - zb[3];
-  lam[3 * i + 2] = (0.0 + zb[2]) - zb[4];
+  lam[3 * i + 1] = t1;
+  lam[3 * i + 2] = t2;
+  lamd[3 * i] = (cdV2){zb[0], zb[0]};
+  lamd[3 * i + 1] = (cdV2){t1, t1};
+  lamd[3 * i + 2] = (cdV2){t2, t2};
   return dz;
 }
 
@@ -1025,10 +1074,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
-  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
+  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) lam's entries as pairs (sweepBlock4) */
+  if (!lamd || !lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
       !zprev) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev);
+    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
     return CD_ERR_NOMEM;
   }
   int prev_ok = 0, drifts = 0; /* prev_ok: zprev is z at the last stall test, the sweeps' own since */
@@ -1064,13 +1114,18 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double bestres = res, ref_res = res;
   while (!(bestres <= thresh) && st.sweeps < maxs) {
     double step = 0.0; /* the largest block step of this sweep, m/s */
-    if (stale) rowsBuild(p, order, idle, &rows);
+    if (stale) {
+      rowsBuild(p, order, idle, &rows);
+      /* (every change of lambda outside the sweeps marks the rows stale) */
+      if (axes)
+        for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
+    }
     stale = 0;
     st.blocks += rows.n;
     int backward = !tries && st.sweeps % 2;
     for (int ii = 0; ii < rows.n; ii++) {
       int pos = backward ? rows.n - 1 - ii : ii;
-      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, bw)
+      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, lamd, bw)
                        : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, zb, bw);
       step = cd_lcpMax(step, dz);
     }
@@ -1204,7 +1259,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.residual = bestres;
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev);
+  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
   if (stats) *stats = st;
   return rc;
 }
