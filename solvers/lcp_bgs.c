@@ -461,55 +461,54 @@ static inline int candVertex4(const double *W, double mu, const double *c, int a
   return 1;
 }
 
-/* cd_bgsBlockSolve for m = 4 and the unit axes: the candidates blockSolveAny takes first (the
- * active set the contact is in: sticking; sliding at the vertex it slid along and the edge
- * beside it), each with the axes' residual; the rest (none of them at roundoff: 0.3 % of the
- * pile's block solves) is blockSolveAny from the start, which tries them again and goes on
- * with the same values: the same answer bit for bit */
+/* cd_bgsBlockSolve for m = 4 and the unit axes, from the block's z zo into z (no alias): the
+ * candidates blockSolveAny takes first (the active set the contact is in: sticking; sliding at
+ * the vertex it slid along and the edge beside it), each with the axes' residual; the rest (none
+ * of them at roundoff: 0.3 % of the pile's block solves) is blockSolveAny from zo, which tries
+ * them again and goes on with the same values: the same answer bit for bit. Each candidate is
+ * made in z itself (one that has no solution writes nothing; one not taken is overwritten):
+ * made in a buffer and copied, the copy's 16-byte loads of the candidate's 8-byte stores missed
+ * store forwarding, and with the sweep's reads of z after it they took 13 % of cd_bgsSolve's
+ * perf samples on the 1000-sphere pile (S2 10, 400 steps). */
 __attribute__((noinline)) static int blockSolveRest(const double *r, const double *D, const double *c, double vref,
                                                     double *z, void *work) {
   return blockSolveAny(r, 4, D, c, vref, z, work);
 }
 
-static inline int blockSolve4(const double *r, const double *D, const double *c, double vref, double *z, void *work) {
+static inline int blockSolve4(const double *r, const double *D, const double *c, double vref, const double *zo,
+                              double *z, void *work) {
   const double *W = &r[REC_W];
   double mu = r[REC_MU], wi = r[REC_WI];
-  int sliding = z[0] > 0.0 && z[5] > 0.0, sticking = z[0] > 0.0 && !sliding;
+  int sliding = zo[0] > 0.0 && zo[5] > 0.0, sticking = zo[0] > 0.0 && !sliding;
   if (c[0] >= 0.0 && !sliding && !sticking) return candSeparated4(c, z), CD_BGS_BLOCK_DIRECT;
   /* blockSolveAny's qinf: the largest of |c_0| and |d_l . c_T| */
   double qinf = cd_lcpMax(cd_lcpMax(fabs(c[0]), fabs(c[1])), fabs(c[2]));
-  double accept = BLOCK_ACCEPT * cd_lcpMax(vref, qinf), cand[6];
-  if (sticking && candStick4(&r[REC_ADJ], r[REC_DET], D, c, cand)) {
+  double accept = BLOCK_ACCEPT * cd_lcpMax(vref, qinf);
+  if (sticking && candStick4(&r[REC_ADJ], r[REC_DET], D, c, z)) {
     /* where the record's bound holds, the friction pair decides (STICK_K): the residual's
      * own arithmetic of it, beta being 0 */
-    int ok = r[REC_STICK] != 0.0 && qinf >= STICK_QMIN && qinf <= STICK_QMAX
-                 ? cd_lcpPairResidual(cand[5], wi * (mu * cand[0] - ((((0.0 + cand[1]) + cand[2]) + cand[3]) + cand[4]))) <=
-                       accept
-                 : blockResidual4(W, mu, c, wi, cand) <= accept;
-    if (ok) {
-      memcpy(z, cand, sizeof cand);
+    if (r[REC_STICK] != 0.0 && qinf >= STICK_QMIN && qinf <= STICK_QMAX
+            ? cd_lcpPairResidual(z[5], wi * (mu * z[0] - ((((0.0 + z[1]) + z[2]) + z[3]) + z[4]))) <= accept
+            : blockResidual4(W, mu, c, wi, z) <= accept)
       return CD_BGS_BLOCK_DIRECT;
-    }
   }
   if (sliding) {
     int k0 = 0;
     for (int l = 1; l < 4; l++)
-      if (z[1 + l] > z[1 + k0]) k0 = l;
-    int kprev = (k0 + 3) & 3, ke = z[1 + kprev] > z[1 + ((k0 + 1) & 3)] ? kprev : k0;
-    if (candVertex4(W, mu, c, k0, cand) && blockResidual4(W, mu, c, wi, cand) <= accept) {
-      memcpy(z, cand, sizeof cand);
-      return CD_BGS_BLOCK_DIRECT;
-    }
-    if (candEdge(W, mu, 4, D, c, ke, cand) && blockResidual4(W, mu, c, wi, cand) <= accept) {
-      memcpy(z, cand, sizeof cand);
-      return CD_BGS_BLOCK_DIRECT;
-    }
+      if (zo[1 + l] > zo[1 + k0]) k0 = l;
+    int kprev = (k0 + 3) & 3, ke = zo[1 + kprev] > zo[1 + ((k0 + 1) & 3)] ? kprev : k0;
+    if (candVertex4(W, mu, c, k0, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
+    if (candEdge(W, mu, 4, D, c, ke, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
   }
+  for (int l = 0; l < 6; l++) z[l] = zo[l];
   return blockSolveRest(r, D, c, vref, z, work);
 }
 
 static int blockSolve(const double *r, int m, const double *D, const double *c, double vref, double *z, void *work) {
-  return isAxes4(m, D) ? blockSolve4(r, D, c, vref, z, work) : blockSolveAny(r, m, D, c, vref, z, work);
+  if (!isAxes4(m, D)) return blockSolveAny(r, m, D, c, vref, z, work);
+  double zo[6];
+  memcpy(zo, z, sizeof zo);
+  return blockSolve4(r, D, c, vref, zo, z, work);
 }
 
 int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double wi, double vref,
@@ -791,14 +790,14 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   }
   double c[3] = {c01[0], c01[1], c2};
   double *za = &z[nc + 4 * (size_t)i], *zbeta = &z[(size_t)nc * 5 + (size_t)i];
-  double zb[6] = {z[i], za[0], za[1], za[2], za[3], *zbeta}, wi = dg[REC_WI];
-  blockSolve4(dg, D, c, vs, zb, bw);
-  double dz = wi * fabs(zb[0] - z[i]);
-  dz = cd_lcpMax(dz, fabs(zb[5] - *zbeta));
-  dz = cd_lcpMax(dz, wi * fabs(zb[1] - za[0]));
-  dz = cd_lcpMax(dz, wi * fabs(zb[2] - za[1]));
-  dz = cd_lcpMax(dz, wi * fabs(zb[3] - za[2]));
-  dz = cd_lcpMax(dz, wi * fabs(zb[4] - za[3]));
+  double zo[6] = {z[i], za[0], za[1], za[2], za[3], *zbeta}, zb[6], wi = dg[REC_WI];
+  blockSolve4(dg, D, c, vs, zo, zb, bw);
+  double dz = wi * fabs(zb[0] - zo[0]);
+  dz = cd_lcpMax(dz, fabs(zb[5] - zo[5]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[1] - zo[1]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[2] - zo[2]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[3] - zo[3]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[4] - zo[4]));
   z[i] = zb[0];
   za[0] = zb[1], za[1] = zb[2], za[2] = zb[3], za[3] = zb[4];
   *zbeta = zb[5];
@@ -845,6 +844,24 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
   r->n = n;
 }
 
+/* cd_lcpContactResidualOf for the unit axes (isAxes4): the same value (each pair's w is u_1, u_2,
+ * -u_1 or -u_2 plus beta, under fabs; the same sum of the alphas and the same finite test) */
+static inline double contactResidual4(int nc, const double *z, const double *u, int i, double wi, double mu) {
+  const double *a = &z[nc + 4 * (size_t)i];
+  double beta = z[(size_t)nc * 5 + (size_t)i], v = wi * z[i], w = u[0];
+  double res = fabs(v < w ? v : w);
+  v = wi * a[0], w = u[1] + beta, v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  v = wi * a[1], w = u[2] + beta, v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  v = wi * a[2], w = beta - u[1], v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  v = wi * a[3], w = beta - u[2], v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  double sum = (((0.0 + a[0]) + a[1]) + a[2]) + a[3];
+  w = wi * (mu * z[i] - sum);
+  v = fabs(beta < w ? beta : w);
+  res = cd_lcpMax(res, v);
+  double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
+  return finite == 0.0 ? res : NAN;
+}
+
 /* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), rec every
  * contact's record (rowsRecords: its 1 / meff_i and mu_i) and vs the velocity scale: the same arithmetic (each contact's u =
  * (G lam + g)_i, cd_lcpContactResidualOf, cd_lcpResidualMax in the contacts' order), so the
@@ -855,7 +872,7 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
  * pass over the contacts: each one's u, then its settling (which changes only its own beta,
  * so its own part of the residual), then its part. *changed: 1 when a contact became idle or
  * stopped being idle (the sweeps' rows change), else 0. */
-static double sweepCheck(const cdContactProblem *p, int m, const double *D, double *z, const double *lam,
+static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const double *lam,
                          unsigned char *idle, const double *rec, double vs, double margin, int *changed) {
   int nc = p->ncon, moved = 0;
   const cdBlockMatrix *G = &p->G;
@@ -879,7 +896,8 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
     idle[i] = (unsigned char)sep;
     if (sep) z[nc + nc * m + i] = cd_lcpSlipSpeed(m, D, ui[1], ui[2]);
     const double *ri = &rec[BLOCK_REC * (size_t)i];
-    res = cd_lcpResidualMax(res, cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
+    res = cd_lcpResidualMax(res, axes ? contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU])
+                                      : cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
   }
   *changed = moved;
   return res / vs;
@@ -1105,7 +1123,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, z, lam, idle, rows.rec, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -1139,7 +1157,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, z, lam, idle, rows.rec, vs, margin, &changed);
+    res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
