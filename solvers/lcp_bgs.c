@@ -829,14 +829,15 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
     memcpy(&r->diag[BLOCK_REC * (size_t)n], &r->rec[BLOCK_REC * (size_t)i], BLOCK_REC * sizeof *r->diag);
     r->con[n] = i;
     r->ptr[n] = k;
+    /* every block written at k and k moved past the kept ones (the diagonal's and the idle
+     * contacts' are overwritten): the test was a branch the CPU mispredicted */
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
       int j = G->col[t];
-      if (j == i || idle[j]) continue;
       r->col[k] = j;
       const double *B = &G->val[9 * (size_t)t];
       double *v = &r->val[9 * (size_t)k];
       for (int e = 0; e < 3; e++) v[2 * e] = B[e], v[2 * e + 1] = B[3 + e], v[6 + e] = B[6 + e];
-      k++;
+      k += (j != i) & !idle[j];
     }
     n++;
   }
