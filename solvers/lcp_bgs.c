@@ -37,10 +37,11 @@
  * roundoff level is taken (separated with c_n >= 0 without computing it: it is zero);
  * when none is (a singular W, ties between active sets), Lemke's method (lcp_lemke.c; A_ii
  * is copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997) solves the
- * block on a preallocated workspace. No allocation per block. For m = 4 (the default) the
- * block solve and a sweep's block are instances of their own into which everything they call
- * is written (flatten: no call, no memset per candidate, the loops over the directions of a
- * fixed count), the same operations in the same order as for any m.
+ * block on a preallocated workspace. No allocation per block. For m = 4 with lcp.c's
+ * directions (the default: the unit axes) the block solve, a sweep's block and the checks'
+ * contact residual are instances of their own (isAxes4: the products with D taken as
+ * components, everything they call written in, the sticking candidate accepted by its
+ * friction pair under a rounding bound), the same decisions and values as for any m.
  * Sweeps find active sets fast but carry the load through a pile or a stack by a percent a
  * sweep; a linear solve on the active set carries it at once. Two ways, one per caller:
  * Active-set tries (when the caller gives the workspace of lcp_newton.c: the default and
@@ -175,7 +176,11 @@ enum { REC_W = 0, REC_G = 9, REC_WI = 12, REC_MU = 13, REC_ADJ = 14, REC_DET = 2
  * so the residual is at most BLOCK_ACCEPT exactly where the friction pair is: the same
  * decision, and the same answer bit for bit. The records where it does not hold (a nearly
  * singular or badly scaled W: K is ~1 for a sphere's contact), and c outside [STICK_QMIN,
- * STICK_QMAX] (no underflow or overflow in the products), take the residual. */
+ * STICK_QMAX] (no underflow or overflow in the products), take the residual. Audited in a
+ * scratch build that computed the residual beside it: S2 10's 400 steps, 15.1M sticking
+ * candidates, every record within the bound, no decision different, the largest other pair
+ * 5.4 eps ||c||_inf (S4 10 under --solver bgs, 100 steps: 46.7M, 7.6 eps); the run's first 60
+ * steps 6.531G -> 6.379G instructions. */
 #define STICK_K 32.0
 #define STICK_QMIN 1e-150
 #define STICK_QMAX 1e150
@@ -371,9 +376,14 @@ static inline int blockSolveAny(const double *r, int m, const double *D, const d
  * (which treat both zeros alike), and keep the products where a zero's sign is kept (alpha's
  * split into z); the sums of alphas are written as the sums the products make (t1 = (0 + a_0) -
  * a_2: the zero products change no partial sum). So the same answers bit for bit wherever the
- * values are finite (a non-finite c reaches z either way, and the checks stop on it). Measured
- * on the 1000-sphere pile (S2 10, callgrind, 60 steps): see sweepBlock4. Any other m or D
- * (bitwise: -0 entries too) takes the instances of any m. */
+ * values are finite (a non-finite c reaches z either way, and the checks stop on it;
+ * tests/test_lcp.c compares the two instances on random blocks). Measured on the 1000-sphere
+ * pile (S2 10, its first 60 steps, callgrind): the whole run 7.252G -> 6.541G instructions
+ * (cd_bgsSolve's own, the sweeps nearly all of it, 2.977G -> 2.220G: the qinf loop's four
+ * products 29 instructions a block with candidates, the residual's 109 a call -> ~50, the
+ * block's copies in and out loops of 4 that -O2 does not unroll, 113 a block -> ~75); its
+ * answers (400 steps; S3 20, S4 10) bit for bit the same. Any other m or D (bitwise: -0
+ * entries too) takes the instances of any m. */
 static int isAxes4(int m, const double *D) {
   static const double ax[8] = {1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, -1.0};
   return m == 4 && memcmp(D, ax, sizeof ax) == 0;
@@ -467,9 +477,11 @@ static inline int candVertex4(const double *W, double mu, const double *c, int a
  * of them at roundoff: 0.3 % of the pile's block solves) is blockSolveAny from zo, which tries
  * them again and goes on with the same values: the same answer bit for bit. Each candidate is
  * made in z itself (one that has no solution writes nothing; one not taken is overwritten):
- * made in a buffer and copied, the copy's 16-byte loads of the candidate's 8-byte stores missed
- * store forwarding, and with the sweep's reads of z after it they took 13 % of cd_bgsSolve's
- * perf samples on the 1000-sphere pile (S2 10, 400 steps). */
+ * made in a buffer and copied (16-byte loads of 8-byte stores, which are not forwarded), the
+ * copy and the sweep's reads of z after it held 17 % of cd_bgsSolve's perf samples on the
+ * 1000-sphere pile (S2 10, 400 steps); in place, most of them moved to the sticking
+ * candidate's acceptance, which waits for its three divisions (cd_bgsSolve 32.4 -> 31.6 % of
+ * the run's samples: little), 68M fewer instructions over its first 60 steps. */
 __attribute__((noinline)) static int blockSolveRest(const double *r, const double *D, const double *c, double vref,
                                                     double *z, void *work) {
   return blockSolveAny(r, 4, D, c, vref, z, work);
@@ -773,7 +785,10 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
 
 /* a sweep's block for m = 4 and the unit axes (sweepBlockAny's operations; blockSolve4, lambda_T
  * as the sums its products make), with everything it calls but blockSolveRest written in
- * (flatten: no call, no memset per candidate, no loop over the directions) */
+ * (flatten: no call, no memset per candidate, no loop over the directions). The neighbours'
+ * lambda is read as pairs (lamd: each entry twice, so each product of the c sum is one
+ * multiplication of a pair from memory instead of a load and a broadcast): the c sum's loop
+ * 29 -> 26 instructions a neighbour, the run's first 60 steps 6.541G -> 6.531G. */
 __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs,
                                                   double *z, double *lam, cdV2 *lamd, void *bw) {
   int i = rows->con[pos];
@@ -830,7 +845,9 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
     r->con[n] = i;
     r->ptr[n] = k;
     /* every block written at k and k moved past the kept ones (the diagonal's and the idle
-     * contacts' are overwritten): the test was a branch the CPU mispredicted */
+     * contacts' are overwritten): the test was a branch the CPU mispredicted (S2 10, 400
+     * steps: rowsBuild 5.1 -> 2.2 % of cd_bgsSolve's perf samples, for 21M more instructions
+     * over the first 60 steps) */
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
       int j = G->col[t];
       r->col[k] = j;
@@ -846,7 +863,13 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
 }
 
 /* cd_lcpContactResidualOf for the unit axes (isAxes4): the same value (each pair's w is u_1, u_2,
- * -u_1 or -u_2 plus beta, under fabs; the same sum of the alphas and the same finite test) */
+ * -u_1 or -u_2 plus beta, under fabs; the same sum of the alphas and the same finite test):
+ * sweepCheck 508M -> 472M instructions over S2 10's first 60 steps. Tried and dropped: the
+ * swept contacts' u by the sweep's rows (the diagonal block at its place in G's order, the idle
+ * contacts' blocks left out: a sum that starts at +0 is never -0, so their zero products change
+ * nothing; (u_0, u_1) in lanes; the same values bit for bit): 472M -> 432M, but sweepCheck 9.1
+ * -> 10.2 % of the run's perf samples (the contacts in sweep order, z read out of order) and
+ * no user CPU off (4.79-4.99 s against 4.84-4.87 s, 400 steps, three pairs). */
 static inline double contactResidual4(int nc, const double *z, const double *u, int i, double wi, double mu) {
   const double *a = &z[nc + 4 * (size_t)i];
   double beta = z[(size_t)nc * 5 + (size_t)i], v = wi * z[i], w = u[0];
