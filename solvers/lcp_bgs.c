@@ -505,14 +505,20 @@ static inline int blockSolve4(const double *r, const double *D, const double *c,
       return CD_BGS_BLOCK_DIRECT;
   }
   if (sliding) {
+    /* k0 and ke as blockSolveAny picks them, by selects: indexed, zo was kept in memory
+     * (S2 10, the first 60 steps: 6.296G -> 6.232G instructions) */
+    double a0 = zo[1], a1 = zo[2], a2 = zo[3], a3 = zo[4], amax = a0;
     int k0 = 0;
-    for (int l = 1; l < 4; l++)
-      if (zo[1 + l] > zo[1 + k0]) k0 = l;
-    int kprev = (k0 + 3) & 3, ke = zo[1 + kprev] > zo[1 + ((k0 + 1) & 3)] ? kprev : k0;
+    if (a1 > amax) k0 = 1, amax = a1;
+    if (a2 > amax) k0 = 2, amax = a2;
+    if (a3 > amax) k0 = 3;
+    double aprev = k0 == 0 ? a3 : k0 == 1 ? a0 : k0 == 2 ? a1 : a2;
+    double anext = k0 == 0 ? a1 : k0 == 1 ? a2 : k0 == 2 ? a3 : a0;
+    int ke = aprev > anext ? (k0 + 3) & 3 : k0;
     if (candVertex4(W, mu, c, k0, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
     if (candEdge(W, mu, 4, D, c, ke, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
   }
-  for (int l = 0; l < 6; l++) z[l] = zo[l];
+  z[0] = zo[0], z[1] = zo[1], z[2] = zo[2], z[3] = zo[3], z[4] = zo[4], z[5] = zo[5];
   return blockSolveRest(r, D, c, vref, z, work);
 }
 
