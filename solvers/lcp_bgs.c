@@ -734,7 +734,7 @@ typedef struct {
   int n;        /* contacts swept */
   int *con;     /* (ncon) the swept contacts, forward-sweep order */
   int *ptr;     /* (ncon + 1) their blocks in col, val */
-  int *col;     /* (nnzb) the other contact of each block */
+  int *col;     /* (nnzb) the other contact j of each block, as 3 j (its lambda's place) */
   double *diag; /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
   double *rec;  /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
   double *val;  /* (nnzb x 9) the blocks G_ij: rows 0 and 1 column by column (B_00, B_10, B_01,
@@ -756,7 +756,7 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
   cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
   double c2 = dg[REC_G + 2];
   for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
-    const double *Bt = &rows->val[9 * (size_t)t], *lj = &lam[3 * (size_t)rows->col[t]];
+    const double *Bt = &rows->val[9 * (size_t)t], *lj = &lam[rows->col[t]];
     cdV2 b0, b1, b2, l0 = {lj[0], lj[0]}, l1 = {lj[1], lj[1]}, l2 = {lj[2], lj[2]};
     memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
     c01 += b0 * l0 + b1 * l1 + b2 * l2;
@@ -803,7 +803,7 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   double c2 = dg[REC_G + 2];
   for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
     const double *Bt = &rows->val[9 * (size_t)t];
-    const cdV2 *lj = &lamd[3 * (size_t)rows->col[t]];
+    const cdV2 *lj = &lamd[rows->col[t]];
     cdV2 b0, b1, b2;
     memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
     c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];
@@ -856,7 +856,7 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
      * over the first 60 steps) */
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
       int j = G->col[t];
-      r->col[k] = j;
+      r->col[k] = 3 * j;
       const double *B = &G->val[9 * (size_t)t];
       double *v = &r->val[9 * (size_t)k];
       for (int e = 0; e < 3; e++) v[2 * e] = B[e], v[2 * e + 1] = B[3 + e], v[6 + e] = B[6 + e];
