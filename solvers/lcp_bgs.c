@@ -875,7 +875,11 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
  * contacts' blocks left out: a sum that starts at +0 is never -0, so their zero products change
  * nothing; (u_0, u_1) in lanes; the same values bit for bit): 472M -> 432M, but sweepCheck 9.1
  * -> 10.2 % of the run's perf samples (the contacts in sweep order, z read out of order) and
- * no user CPU off (4.79-4.99 s against 4.84-4.87 s, 400 steps, three pairs). */
+ * no user CPU off (4.79-4.99 s against 4.84-4.87 s, 400 steps, three pairs); G's blocks copied
+ * once a solve into the rows' layout and u_0, u_1 in lanes over them (bit for bit): the run's
+ * first 60 steps 6.214G -> 6.155G instructions, sweepCheck 472M -> 403M, but its perf samples
+ * 9.3 -> 9.2 % and user CPU 4.87-4.93 s against 4.77-5.03 s (three pairs): not worth a copy of G
+ * a solve. */
 static inline double contactResidual4(int nc, const double *z, const double *u, int i, double wi, double mu) {
   const double *a = &z[nc + 4 * (size_t)i];
   double beta = z[(size_t)nc * 5 + (size_t)i], v = wi * z[i], w = u[0];
