@@ -37,10 +37,11 @@
  * roundoff level is taken (separated with c_n >= 0 without computing it: it is zero);
  * when none is (a singular W, ties between active sets), Lemke's method (lcp_lemke.c; A_ii
  * is copositive-plus for a positive semidefinite G_ii, Anitescu & Potra 1997) solves the
- * block on a preallocated workspace. No allocation per block. For m = 4 (the default) the
- * block solve and a sweep's block are instances of their own into which everything they call
- * is written (flatten: no call, no memset per candidate, the loops over the directions of a
- * fixed count), the same operations in the same order as for any m.
+ * block on a preallocated workspace. No allocation per block. For m = 4 with lcp.c's
+ * directions (the default: the unit axes) the block solve, a sweep's block and the checks'
+ * contact residual are instances of their own (isAxes4: the products with D taken as
+ * components, everything they call written in, the sticking candidate accepted by its
+ * friction pair under a rounding bound), the same decisions and values as for any m.
  * Sweeps find active sets fast but carry the load through a pile or a stack by a percent a
  * sweep; a linear solve on the active set carries it at once. Two ways, one per caller:
  * Active-set tries (when the caller gives the workspace of lcp_newton.c: the default and
@@ -157,8 +158,32 @@ static double blockResidual(const double *W, double mu, int m, const double *D, 
  * g_i, 1 / meff_i, mu_i, and W's adjugate and determinant for the sticking candidate (the
  * determinant 0 where W is singular to the candidate's test). Made once a solve instead of
  * at every sticking try (the adjugate and the test were a third of the sticking candidate's
- * instructions on the 1000-sphere pile). */
-enum { REC_W = 0, REC_G = 9, REC_WI = 12, REC_MU = 13, REC_ADJ = 14, REC_DET = 23, BLOCK_REC = 24 };
+ * instructions on the 1000-sphere pile), and 1 where the sticking candidate's rounding bound
+ * holds (STICK_K), else 0. */
+enum { REC_W = 0, REC_G = 9, REC_WI = 12, REC_MU = 13, REC_ADJ = 14, REC_DET = 23, REC_STICK = 24, BLOCK_REC = 25 };
+
+/* The sticking candidate's acceptance without its block residual (blockSolve4, the unit axes).
+ * Its equalities hold up to rounding: u = W lambda + c = 0, with lambda = -adj(W) c / det
+ * (blockRecord's adjugate and determinant; the split of lambda_T into alpha and the residual's
+ * sums back give lambda_T exactly on the axes, as no alpha is clipped), so every pair of its
+ * residual but the friction bound's is at most |u_r| as the residual computes it (each pairs
+ * lambda_n or an alpha >= 0 with u_n or +-u_T, beta being 0). Rounding analysis (unit roundoff
+ * eps = 2^-53; the adjugate's entries within 2 eps of the sums of their products' magnitudes,
+ * Cabs; the determinant within 6 eps of (|W| Cabs)_00; each lambda_i within 4 eps of (Cabs
+ * |c|)_i / |det|; the residual's rows within 4 eps of their terms' magnitudes): |u_r| <= 16.01
+ * eps (K + 1) ||c||_inf with K = || |W| Cabs ||_inf / |det|. With K <= STICK_K that is below
+ * 16.01 * 1.111e-16 * 33 = 5.9e-14 ||c||_inf < BLOCK_ACCEPT qinf (qinf = ||c||_inf on the axes),
+ * so the residual is at most BLOCK_ACCEPT exactly where the friction pair is: the same
+ * decision, and the same answer bit for bit. The records where it does not hold (a nearly
+ * singular or badly scaled W: K is ~1 for a sphere's contact), and c outside [STICK_QMIN,
+ * STICK_QMAX] (no underflow or overflow in the products), take the residual. Audited in a
+ * scratch build that computed the residual beside it: S2 10's 400 steps, 15.1M sticking
+ * candidates, every record within the bound, no decision different, the largest other pair
+ * 5.4 eps ||c||_inf (S4 10 under --solver bgs, 100 steps: 46.7M, 7.6 eps); the run's first 60
+ * steps 6.531G -> 6.379G instructions. */
+#define STICK_K 32.0
+#define STICK_QMIN 1e-150
+#define STICK_QMAX 1e150
 
 static void blockRecord(const double *W, const double *g, double wi, double mu, double *r) {
   for (int t = 0; t < 9; t++) r[REC_W + t] = W[t];
@@ -168,6 +193,22 @@ static void blockRecord(const double *W, const double *g, double wi, double mu, 
   double det = cd_m3adjugate(&r[REC_ADJ], W), wmax = 0.0;
   for (int t = 0; t < 9; t++) wmax = cd_lcpMax(wmax, fabs(W[t]));
   r[REC_DET] = fabs(det) > 1e-12 * wmax * wmax * wmax ? det : 0.0;
+  /* K (STICK_K): the adjugate's products' magnitudes (as cd_m3adjugate pairs them), then the
+   * largest row sum of |W| Cabs */
+  const double *A = W;
+  double ca[9] = {fabs(A[4] * A[8]) + fabs(A[5] * A[7]), fabs(A[2] * A[7]) + fabs(A[1] * A[8]),
+                  fabs(A[1] * A[5]) + fabs(A[2] * A[4]), fabs(A[5] * A[6]) + fabs(A[3] * A[8]),
+                  fabs(A[0] * A[8]) + fabs(A[2] * A[6]), fabs(A[2] * A[3]) + fabs(A[0] * A[5]),
+                  fabs(A[3] * A[7]) + fabs(A[4] * A[6]), fabs(A[1] * A[6]) + fabs(A[0] * A[7]),
+                  fabs(A[0] * A[4]) + fabs(A[1] * A[3])};
+  double nk = 0.0;
+  for (int a = 0; a < 3; a++) {
+    double row = 0.0;
+    for (int b = 0; b < 3; b++)
+      row += fabs(A[3 * a]) * ca[b] + fabs(A[3 * a + 1]) * ca[3 + b] + fabs(A[3 * a + 2]) * ca[6 + b];
+    nk = cd_lcpMax(nk, row);
+  }
+  r[REC_STICK] = r[REC_DET] != 0.0 && wmax >= 1e-100 && wmax <= 1e100 && nk <= STICK_K * fabs(det) ? 1.0 : 0.0;
 }
 
 /* the candidates of blockSolve: each writes one active set's closed form into cand (m + 2)
@@ -325,17 +366,167 @@ static inline int blockSolveAny(const double *r, int m, const double *D, const d
   return rc;
 }
 
-/* blockSolveAny with m = 4 (the default directions) and everything it calls written into it
- * (flatten): the loops over the directions of a fixed count, the candidates' zeroing no memset
- * call (GCC makes such loops of a variable count memset calls), the residual no call. The
- * same operations in the same order: the same answers bit for bit. */
-__attribute__((flatten)) static int blockSolve4(const double *r, const double *D, const double *c, double vref,
-                                                double *z, void *work) {
+/* ---- the default directions: the unit axes ---- */
+
+/* lcp.c's directions for m = 4 are the unit axes (t1, t2, -t1, -t2) exactly, so a product
+ * D[2 l] x + D[2 l + 1] y is one of x, y, -x, -y plus a zero product: the same value wherever
+ * x and y are finite, up to the sign of a zero result (x + (+-0) is x for any x but -0). The
+ * m = 4 instance of the block solve and of a sweep's block (blockSolve4, sweepBlock4) take the
+ * component for the product wherever the sum reaches only a test, fabs or cd_lcpMax(0, .)
+ * (which treat both zeros alike), and keep the products where a zero's sign is kept (alpha's
+ * split into z); the sums of alphas are written as the sums the products make (t1 = (0 + a_0) -
+ * a_2: the zero products change no partial sum). So the same answers bit for bit wherever the
+ * values are finite (a non-finite c reaches z either way, and the checks stop on it;
+ * tests/test_lcp.c compares the two instances on random blocks). Measured on the 1000-sphere
+ * pile (S2 10, its first 60 steps, callgrind): the whole run 7.252G -> 6.541G instructions
+ * (cd_bgsSolve's own, the sweeps nearly all of it, 2.977G -> 2.220G: the qinf loop's four
+ * products 29 instructions a block with candidates, the residual's 109 a call -> ~50, the
+ * block's copies in and out loops of 4 that -O2 does not unroll, 113 a block -> ~75); its
+ * answers (400 steps; S3 20, S4 10) bit for bit the same. Any other m or D (bitwise: -0
+ * entries too) takes the instances of any m. */
+static int isAxes4(int m, const double *D) {
+  static const double ax[8] = {1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, -1.0};
+  return m == 4 && memcmp(D, ax, sizeof ax) == 0;
+}
+
+/* d_l . (x, y) for the unit axes, without the products (see above) */
+static inline double axisDot(int l, double x, double y) {
+  double v = l & 1 ? y : x;
+  return l & 2 ? -v : v;
+}
+
+/* blockResidual for the unit axes: the same value (t1, t2 and sum are the sums the products
+ * make; each pair's w is u1, u2, -u1 or -u2 plus beta) */
+static inline double blockResidual4(const double *W, double mu, const double *c, double wi, const double *z) {
+  double ln = z[0], a0 = z[1], a1 = z[2], a2 = z[3], a3 = z[4], beta = z[5];
+  double t1 = (0.0 + a0) - a2, t2 = (0.0 + a1) - a3, sum = (((0.0 + a0) + a1) + a2) + a3;
+  double un = W[0] * ln + W[1] * t1 + W[2] * t2 + c[0];
+  double u1 = W[3] * ln + W[4] * t1 + W[5] * t2 + c[1];
+  double u2 = W[6] * ln + W[7] * t1 + W[8] * t2 + c[2];
+  double res = cd_lcpPairResidual(wi * ln, un), v;
+  v = cd_lcpPairResidual(wi * a0, u1 + beta);
+  if (!(v <= res)) res = v;
+  v = cd_lcpPairResidual(wi * a1, u2 + beta);
+  if (!(v <= res)) res = v;
+  v = cd_lcpPairResidual(wi * a2, beta - u1);
+  if (!(v <= res)) res = v;
+  v = cd_lcpPairResidual(wi * a3, beta - u2);
+  if (!(v <= res)) res = v;
+  v = cd_lcpPairResidual(beta, wi * (mu * ln - sum));
+  return v <= res ? res : v;
+}
+
+/* candSeparated for the unit axes (cd_lcpSlipSpeed's maxima in its order) */
+static inline void candSeparated4(const double *c, double *cand) {
+  for (int l = 0; l <= 4; l++) cand[l] = 0.0;
+  double beta = cd_lcpMax(0.0, -c[1]);
+  beta = cd_lcpMax(beta, -c[2]);
+  beta = cd_lcpMax(beta, c[1]);
+  cand[5] = cd_lcpMax(beta, c[2]);
+}
+
+/* cd_lcpAlphaFromTangent for the unit axes: the nearest direction by the components, the side
+ * by d_(k+1) . lt (the cross product d_k x lt), and the split by its own products with D (they
+ * keep the sign of a zero alpha) times det = +-1 instead of divided by it (the same bits) */
+static inline void alphaFromTangent4(const double *D, const double *lt, double *alpha) {
+  for (int l = 0; l < 4; l++) alpha[l] = 0.0;
+  if (lt[0] == 0.0 && lt[1] == 0.0) return;
+  int k = 0;
+  double dmax = -INFINITY;
+  for (int l = 0; l < 4; l++) {
+    double d = axisDot(l, lt[0], lt[1]);
+    if (d > dmax) dmax = d, k = l;
+  }
+  int up = axisDot((k + 1) & 3, lt[0], lt[1]) >= 0.0, l = up ? (k + 1) & 3 : (k + 3) & 3;
+  const double *dk = &D[2 * k], *dl = &D[2 * l];
+  double det = up ? 1.0 : -1.0;
+  double ak = (lt[0] * dl[1] - lt[1] * dl[0]) * det, al = (dk[0] * lt[1] - dk[1] * lt[0]) * det;
+  alpha[k] = 0.0 > ak || ak != ak ? 0.0 : ak;
+  alpha[l] = 0.0 > al || al != al ? 0.0 : al;
+}
+
+/* candStick for the unit axes */
+static inline int candStick4(const double *C, double det, const double *D, const double *c, double *cand) {
+  if (det == 0.0) return 0;
+  double ln = -(C[0] * c[0] + C[1] * c[1] + C[2] * c[2]) / det;
+  if (!(ln > 0.0)) return 0;
+  double lt[2] = {-(C[3] * c[0] + C[4] * c[1] + C[5] * c[2]) / det, -(C[6] * c[0] + C[7] * c[1] + C[8] * c[2]) / det};
+  cand[0] = ln;
+  alphaFromTangent4(D, lt, &cand[1]);
+  cand[5] = 0.0;
+  return 1;
+}
+
+/* candVertex for the unit axes: d_a = s e_(a & 1), s = -1 for a >= 2 */
+static inline int candVertex4(const double *W, double mu, const double *c, int a, double *cand) {
+  double den = W[0] + mu * axisDot(a, W[1], W[2]);
+  if (!(den > 0.0 && c[0] < 0.0)) return 0;
+  double ln = -c[0] / den;
+  double u1 = W[3] * ln + mu * ln * axisDot(a, W[4], W[5]) + c[1];
+  double u2 = W[6] * ln + mu * ln * axisDot(a, W[7], W[8]) + c[2];
+  for (int l = 1; l <= 4; l++) cand[l] = 0.0;
+  cand[0] = ln;
+  cand[1 + a] = mu * ln;
+  cand[5] = cd_lcpMax(0.0, -axisDot(a, u1, u2));
+  return 1;
+}
+
+/* cd_bgsBlockSolve for m = 4 and the unit axes, from the block's z zo into z (no alias): the
+ * candidates blockSolveAny takes first (the active set the contact is in: sticking; sliding at
+ * the vertex it slid along and the edge beside it), each with the axes' residual; the rest (none
+ * of them at roundoff: 0.3 % of the pile's block solves) is blockSolveAny from zo, which tries
+ * them again and goes on with the same values: the same answer bit for bit. Each candidate is
+ * made in z itself (one that has no solution writes nothing; one not taken is overwritten):
+ * made in a buffer and copied (16-byte loads of 8-byte stores, which are not forwarded), the
+ * copy and the sweep's reads of z after it held 17 % of cd_bgsSolve's perf samples on the
+ * 1000-sphere pile (S2 10, 400 steps); in place, most of them moved to the sticking
+ * candidate's acceptance, which waits for its three divisions (cd_bgsSolve 32.4 -> 31.6 % of
+ * the run's samples: little), 68M fewer instructions over its first 60 steps. */
+__attribute__((noinline)) static int blockSolveRest(const double *r, const double *D, const double *c, double vref,
+                                                    double *z, void *work) {
   return blockSolveAny(r, 4, D, c, vref, z, work);
 }
 
+static inline int blockSolve4(const double *r, const double *D, const double *c, double vref, const double *zo,
+                              double *z, void *work) {
+  const double *W = &r[REC_W];
+  double mu = r[REC_MU], wi = r[REC_WI];
+  int sliding = zo[0] > 0.0 && zo[5] > 0.0, sticking = zo[0] > 0.0 && !sliding;
+  if (c[0] >= 0.0 && !sliding && !sticking) return candSeparated4(c, z), CD_BGS_BLOCK_DIRECT;
+  /* blockSolveAny's qinf: the largest of |c_0| and |d_l . c_T| */
+  double qinf = cd_lcpMax(cd_lcpMax(fabs(c[0]), fabs(c[1])), fabs(c[2]));
+  double accept = BLOCK_ACCEPT * cd_lcpMax(vref, qinf);
+  if (sticking && candStick4(&r[REC_ADJ], r[REC_DET], D, c, z)) {
+    /* where the record's bound holds, the friction pair decides (STICK_K): the residual's
+     * own arithmetic of it, beta being 0 */
+    if (r[REC_STICK] != 0.0 && qinf >= STICK_QMIN && qinf <= STICK_QMAX
+            ? cd_lcpPairResidual(z[5], wi * (mu * z[0] - ((((0.0 + z[1]) + z[2]) + z[3]) + z[4]))) <= accept
+            : blockResidual4(W, mu, c, wi, z) <= accept)
+      return CD_BGS_BLOCK_DIRECT;
+  }
+  if (sliding) {
+    /* k0 and ke as blockSolveAny picks them, by selects: indexed, zo was kept in memory
+     * (S2 10, the first 60 steps: 6.296G -> 6.232G instructions) */
+    double a0 = zo[1], a1 = zo[2], a2 = zo[3], a3 = zo[4], amax = a0;
+    int k0 = 0;
+    if (a1 > amax) k0 = 1, amax = a1;
+    if (a2 > amax) k0 = 2, amax = a2;
+    if (a3 > amax) k0 = 3;
+    double aprev = k0 == 0 ? a3 : k0 == 1 ? a0 : k0 == 2 ? a1 : a2;
+    double anext = k0 == 0 ? a1 : k0 == 1 ? a2 : k0 == 2 ? a3 : a0;
+    int ke = aprev > anext ? (k0 + 3) & 3 : k0;
+    if (candVertex4(W, mu, c, k0, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
+    if (candEdge(W, mu, 4, D, c, ke, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
+  }
+  z[0] = zo[0], z[1] = zo[1], z[2] = zo[2], z[3] = zo[3], z[4] = zo[4], z[5] = zo[5];
+  return blockSolveRest(r, D, c, vref, z, work);
+}
+
 static int blockSolve(const double *r, int m, const double *D, const double *c, double vref, double *z, void *work) {
-  return m == 4 ? blockSolve4(r, D, c, vref, z, work) : blockSolveAny(r, m, D, c, vref, z, work);
+  if (!isAxes4(m, D)) return blockSolveAny(r, m, D, c, vref, z, work);
+  double zo[6];
+  memcpy(zo, z, sizeof zo);
+  return blockSolve4(r, D, c, vref, zo, z, work);
 }
 
 int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double wi, double vref,
@@ -543,7 +734,7 @@ typedef struct {
   int n;        /* contacts swept */
   int *con;     /* (ncon) the swept contacts, forward-sweep order */
   int *ptr;     /* (ncon + 1) their blocks in col, val */
-  int *col;     /* (nnzb) the other contact of each block */
+  int *col;     /* (nnzb) the other contact j of each block, as 3 j (its lambda's place) */
   double *diag; /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
   double *rec;  /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
   double *val;  /* (nnzb x 9) the blocks G_ij: rows 0 and 1 column by column (B_00, B_10, B_01,
@@ -565,7 +756,7 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
   cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
   double c2 = dg[REC_G + 2];
   for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
-    const double *Bt = &rows->val[9 * (size_t)t], *lj = &lam[3 * (size_t)rows->col[t]];
+    const double *Bt = &rows->val[9 * (size_t)t], *lj = &lam[rows->col[t]];
     cdV2 b0, b1, b2, l0 = {lj[0], lj[0]}, l1 = {lj[1], lj[1]}, l2 = {lj[2], lj[2]};
     memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
     c01 += b0 * l0 + b1 * l1 + b2 * l2;
@@ -598,10 +789,47 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
   return dz;
 }
 
-/* sweepBlockAny with m = 4, flattened as blockSolve4 */
+/* a sweep's block for m = 4 and the unit axes (sweepBlockAny's operations; blockSolve4, lambda_T
+ * as the sums its products make), with everything it calls but blockSolveRest written in
+ * (flatten: no call, no memset per candidate, no loop over the directions). The neighbours'
+ * lambda is read as pairs (lamd: each entry twice, so each product of the c sum is one
+ * multiplication of a pair from memory instead of a load and a broadcast): the c sum's loop
+ * 29 -> 26 instructions a neighbour, the run's first 60 steps 6.541G -> 6.531G. */
 __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs,
-                                                  double *z, double *lam, double *zb, void *bw) {
-  return sweepBlockAny(rows, pos, 4, D, nc, vs, z, lam, zb, bw);
+                                                  double *z, double *lam, cdV2 *lamd, void *bw) {
+  int i = rows->con[pos];
+  const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
+  cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
+  double c2 = dg[REC_G + 2];
+  for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
+    const double *Bt = &rows->val[9 * (size_t)t];
+    const cdV2 *lj = &lamd[rows->col[t]];
+    cdV2 b0, b1, b2;
+    memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
+    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];
+    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];
+  }
+  double c[3] = {c01[0], c01[1], c2};
+  double *za = &z[nc + 4 * (size_t)i], *zbeta = &z[(size_t)nc * 5 + (size_t)i];
+  double zo[6] = {z[i], za[0], za[1], za[2], za[3], *zbeta}, zb[6], wi = dg[REC_WI];
+  blockSolve4(dg, D, c, vs, zo, zb, bw);
+  double dz = wi * fabs(zb[0] - zo[0]);
+  dz = cd_lcpMax(dz, fabs(zb[5] - zo[5]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[1] - zo[1]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[2] - zo[2]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[3] - zo[3]));
+  dz = cd_lcpMax(dz, wi * fabs(zb[4] - zo[4]));
+  z[i] = zb[0];
+  za[0] = zb[1], za[1] = zb[2], za[2] = zb[3], za[3] = zb[4];
+  *zbeta = zb[5];
+  double t1 = (0.0 + zb[1]) - zb[3], t2 = (0.0 + zb[2]) - zb[4];
+  lam[3 * i] = zb[0];
+  lam[3 * i + 1] = t1;
+  lam[3 * i + 2] = t2;
+  lamd[3 * i] = (cdV2){zb[0], zb[0]};
+  lamd[3 * i + 1] = (cdV2){t1, t1};
+  lamd[3 * i + 2] = (cdV2){t2, t2};
+  return dz;
 }
 
 /* every contact's record, once a solve (the rows are built several times a step: making the
@@ -622,19 +850,50 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
     memcpy(&r->diag[BLOCK_REC * (size_t)n], &r->rec[BLOCK_REC * (size_t)i], BLOCK_REC * sizeof *r->diag);
     r->con[n] = i;
     r->ptr[n] = k;
+    /* every block written at k and k moved past the kept ones (the diagonal's and the idle
+     * contacts' are overwritten): the test was a branch the CPU mispredicted (S2 10, 400
+     * steps: rowsBuild 5.1 -> 2.2 % of cd_bgsSolve's perf samples, for 21M more instructions
+     * over the first 60 steps) */
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
       int j = G->col[t];
-      if (j == i || idle[j]) continue;
-      r->col[k] = j;
+      r->col[k] = 3 * j;
       const double *B = &G->val[9 * (size_t)t];
       double *v = &r->val[9 * (size_t)k];
       for (int e = 0; e < 3; e++) v[2 * e] = B[e], v[2 * e + 1] = B[3 + e], v[6 + e] = B[6 + e];
-      k++;
+      k += (j != i) & !idle[j];
     }
     n++;
   }
   r->ptr[n] = k;
   r->n = n;
+}
+
+/* cd_lcpContactResidualOf for the unit axes (isAxes4): the same value (each pair's w is u_1, u_2,
+ * -u_1 or -u_2 plus beta, under fabs; the same sum of the alphas and the same finite test):
+ * sweepCheck 508M -> 472M instructions over S2 10's first 60 steps. Tried and dropped: the
+ * swept contacts' u by the sweep's rows (the diagonal block at its place in G's order, the idle
+ * contacts' blocks left out: a sum that starts at +0 is never -0, so their zero products change
+ * nothing; (u_0, u_1) in lanes; the same values bit for bit): 472M -> 432M, but sweepCheck 9.1
+ * -> 10.2 % of the run's perf samples (the contacts in sweep order, z read out of order) and
+ * no user CPU off (4.79-4.99 s against 4.84-4.87 s, 400 steps, three pairs); G's blocks copied
+ * once a solve into the rows' layout and u_0, u_1 in lanes over them (bit for bit): the run's
+ * first 60 steps 6.214G -> 6.155G instructions, sweepCheck 472M -> 403M, but its perf samples
+ * 9.3 -> 9.2 % and user CPU 4.87-4.93 s against 4.77-5.03 s (three pairs): not worth a copy of G
+ * a solve. */
+static inline double contactResidual4(int nc, const double *z, const double *u, int i, double wi, double mu) {
+  const double *a = &z[nc + 4 * (size_t)i];
+  double beta = z[(size_t)nc * 5 + (size_t)i], v = wi * z[i], w = u[0];
+  double res = fabs(v < w ? v : w);
+  v = wi * a[0], w = u[1] + beta, v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  v = wi * a[1], w = u[2] + beta, v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  v = wi * a[2], w = beta - u[1], v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  v = wi * a[3], w = beta - u[2], v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
+  double sum = (((0.0 + a[0]) + a[1]) + a[2]) + a[3];
+  w = wi * (mu * z[i] - sum);
+  v = fabs(beta < w ? beta : w);
+  res = cd_lcpMax(res, v);
+  double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
+  return finite == 0.0 ? res : NAN;
 }
 
 /* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), rec every
@@ -647,7 +906,7 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
  * pass over the contacts: each one's u, then its settling (which changes only its own beta,
  * so its own part of the residual), then its part. *changed: 1 when a contact became idle or
  * stopped being idle (the sweeps' rows change), else 0. */
-static double sweepCheck(const cdContactProblem *p, int m, const double *D, double *z, const double *lam,
+static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const double *lam,
                          unsigned char *idle, const double *rec, double vs, double margin, int *changed) {
   int nc = p->ncon, moved = 0;
   const cdBlockMatrix *G = &p->G;
@@ -671,7 +930,8 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, doub
     idle[i] = (unsigned char)sep;
     if (sep) z[nc + nc * m + i] = cd_lcpSlipSpeed(m, D, ui[1], ui[2]);
     const double *ri = &rec[BLOCK_REC * (size_t)i];
-    res = cd_lcpResidualMax(res, cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
+    res = cd_lcpResidualMax(res, axes ? contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU])
+                                      : cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
   }
   *changed = moved;
   return res / vs;
@@ -844,7 +1104,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
                 cdBgsStats *stats) {
   cdBgsStats st = {0};
   st.converged = 1;
-  int nc = p->ncon, k = m + 2, n = cd_lcpSize(nc, m);
+  int nc = p->ncon, k = m + 2, n = cd_lcpSize(nc, m), axes = isAxes4(m, D);
   double tol = opt && opt->tolerance > 0 ? opt->tolerance : 1e-8;
   int maxs = opt && opt->max_sweeps > 0 ? opt->max_sweeps : 1000;
   const int *order = opt ? opt->order : NULL;
@@ -866,10 +1126,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
+  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) lam's entries as pairs (sweepBlock4) */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
-      !zprev) {
+      !zprev || !lamd) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev);
+    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
     return CD_ERR_NOMEM;
   }
   int prev_ok = 0, drifts = 0; /* prev_ok: zprev is z at the last stall test, the sweeps' own since */
@@ -896,7 +1157,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, z, lam, idle, rows.rec, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -905,14 +1166,19 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double bestres = res, ref_res = res;
   while (!(bestres <= thresh) && st.sweeps < maxs) {
     double step = 0.0; /* the largest block step of this sweep, m/s */
-    if (stale) rowsBuild(p, order, idle, &rows);
+    if (stale) {
+      rowsBuild(p, order, idle, &rows);
+      /* (every change of lambda outside the sweeps marks the rows stale) */
+      if (axes)
+        for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
+    }
     stale = 0;
     st.blocks += rows.n;
     int backward = !tries && st.sweeps % 2;
     for (int ii = 0; ii < rows.n; ii++) {
       int pos = backward ? rows.n - 1 - ii : ii;
-      double dz = m == 4 ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, zb, bw)
-                         : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, zb, bw);
+      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, lamd, bw)
+                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, zb, bw);
       step = cd_lcpMax(step, dz);
     }
     st.sweeps++;
@@ -925,7 +1191,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, z, lam, idle, rows.rec, vs, margin, &changed);
+    res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
@@ -1045,7 +1311,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.residual = bestres;
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev);
+  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
   if (stats) *stats = st;
   return rc;
 }

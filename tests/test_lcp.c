@@ -1807,6 +1807,51 @@ CD_TEST(lcpBgsBlockSolveAnswerDoesNotDependOnTheStart) {
   }
 }
 
+CD_TEST(lcpBgsBlockSolveAxesInstanceMatchesAnyDirections) {
+  /* lcp_bgs.c solves the blocks of the default directions (m = 4, the unit axes exactly) by
+   * an instance of its own (the products with D taken as components, the sticking candidate
+   * accepted by its friction pair under a rounding bound); D with its zeros written -0.0 is
+   * the same polygon but not the axes bit for bit, so it takes the instance of any m. 4000
+   * random blocks (as above; every 5th W nearly singular, K far over the bound, and c_T = 0 on
+   * every 11th), each from zero and from a sticking, a vertex and an edge start: the same
+   * status and the same z (== : the instances may differ in the sign of a zero) */
+  g_rng = 131;
+  double D[8], Dz[8];
+  cd_lcpDirections(4, D);
+  for (int t = 0; t < 8; t++) Dz[t] = D[t] == 0.0 ? -0.0 : D[t];
+  void *bw = cd_malloc(cd_bgsBlockWorkSize(4));
+  CHECK(bw != NULL);
+  if (!bw) return;
+  int differ = 0;
+  for (int t = 0; t < 4000; t++) {
+    double W[9];
+    randomContactBlock(W);
+    if (t % 5 == 0) { /* W + 1e6 v v^T, v a random unit vector: K ~ 1e12 */
+      double v[3] = {rndIn(-1, 1), rndIn(-1, 1), rndIn(-1, 1)}, vn = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+      for (int e = 0; e < 9; e++) W[e] += 1e6 * v[e / 3] * v[e % 3] / (vn * vn);
+    }
+    double mu = t % 7 == 0 ? 0.0 : rndIn(0.05, 1.2), c[3] = {rndIn(-1, 0.5), rndIn(-1, 1), rndIn(-1, 1)};
+    if (t % 11 == 0) c[1] = c[2] = 0.0;
+    for (int start = 0; start < 4; start++) {
+      double z[6] = {0}, zg[6];
+      int a = (int)rndIn(0, 4 - 1e-9);
+      if (start >= 1) z[0] = rndIn(0.1, 1.0);
+      if (start == 1) z[1 + a] = rndIn(0.0, 0.5) * mu * z[0];
+      if (start == 2) z[1 + a] = mu * z[0], z[5] = 0.3;
+      if (start == 3) z[1 + a] = z[1 + (a + 1) % 4] = 0.5 * mu * z[0], z[5] = 0.3;
+      memcpy(zg, z, sizeof z);
+      int st = cd_bgsBlockSolve(W, mu, 4, D, c, 1.0, 1.0, z, bw);
+      int sg = cd_bgsBlockSolve(W, mu, 4, Dz, c, 1.0, 1.0, zg, bw);
+      int same = st == sg;
+      for (int l = 0; l < 6; l++) same &= z[l] == zg[l];
+      differ += !same;
+      CHECK_MSG(same, "block %d start %d: status %d / %d, z0 %.17g / %.17g", t, start, st, sg, z[0], zg[0]);
+    }
+  }
+  CHECK(differ == 0);
+  cd_free(bw);
+}
+
 CD_TEST(lcpBgsBlockSolveSolvesASingularBlock) {
   /* W of rank 1 (only the normal row: a contact whose tangential motion costs nothing),
    * so the sticking 3x3 solve is undefined: sliding is the answer */
