@@ -404,7 +404,8 @@ struct cdLcpNewton {
   /* per unknown (ncap) */
   /* K's size from the bodies (bodyForm): per contact (ccap) */
   int *pgrp;       /* the group of contacts between the same two moving bodies, -1: one moving body */
-  int pg_valid;    /* 1: pgrp is of this solve's problem (made on the first bodyForm) */
+  int pg_nc, pg_nb; /* pgrp is of pg_nc contacts on pg_nb bodies (-1: none) ... */
+  int *pg_cbody;    /* ... with these moving bodies (2 pg_nc): the tries of a step share them */
   double *gsum;    /* (groups) unknowns of each group's active contacts */
   cdPairKey *pkey; /* the sort that makes the groups */
   int bcap;        /* bodies bsum holds */
@@ -477,6 +478,7 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   s->pat_sym = -1;
   s->key_nc = -1;
   s->ord_nc = -1;
+  s->pg_nc = -1;
   s->breg = REG_BODY;
   if (!(s->seen = cd_malloc(SEEN_MAX * sizeof *s->seen))) {
     cd_lcpNewtonFree(s);
@@ -515,7 +517,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
   cd_free(s->emode), cd_free(s->ekdir), cd_free(s->elam);
-  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum);
+  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum), cd_free(s->pg_cbody);
   cd_free(s->corder), cd_free(s->ord_rowptr), cd_free(s->ord_col), cd_free(s->oscr), cd_free(s->ocnt), cd_free(s->kperm);
   cd_free(s);
 }
@@ -803,12 +805,19 @@ static void pairGroups(cdLcpNewton *s, const cdContactProblem *p) {
  * where H has fewer entries than K by BODY_RATIO). K's entries are counted from the bodies,
  * without G: block row j of G holds every contact that shares a moving body with contact j,
  * so row j of K has r_j (R_a + R_b - R_ab) entries, R_k the unknowns of the active contacts
- * on body k and R_ab those of the contacts between j's bodies a and b (j among them) */
+ * on body k and R_ab those of the contacts between j's bodies a and b (j among them); -1 no
+ * memory */
 static int bodyForm(cdLcpNewton *s, const cdContactProblem *p, int form) {
   if (p->nbody <= 0 || !p->J || !p->cbody || !p->minv || !p->Iinv || form == CD_LCP_NEWTON_FORM_CONTACT) return 0;
   if (form == CD_LCP_NEWTON_FORM_BODY) return 1;
   int nc = p->ncon;
-  if (!s->pg_valid) pairGroups(s, p), s->pg_valid = 1;
+  if (s->pg_nc != nc || s->pg_nb != p->nbody || memcmp(s->pg_cbody, p->cbody, 2 * (size_t)nc * sizeof(int))) {
+    /* (made anew for each call: S2 10, 60 steps, 45M instructions of qsort for 91 calls) */
+    if (cd_grow(&s->pg_cbody, 2 * (size_t)nc, sizeof(int))) return -1;
+    pairGroups(s, p);
+    memcpy(s->pg_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+    s->pg_nc = nc, s->pg_nb = p->nbody;
+  }
   memset(s->bsum, 0, (size_t)p->nbody * sizeof *s->bsum);
   memset(s->gsum, 0, (size_t)nc * sizeof *s->gsum);
   for (int i = 0; i < nc; i++) {
@@ -1783,7 +1792,9 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   /* K is assembled for a new analysis, and for a new factorization only */
   /* the system factored: K (CHOLMOD when symmetric, else the LDU or KLU), or H in the body form, whose
    * size nf is 6 nbody */
-  int kind = bodyForm(s, p, form) ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
+  int body = bodyForm(s, p, form);
+  if (body < 0) return CD_ERR_NOMEM;
+  int kind = body ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
   int held = patternHeld(s, p, kind), rc = 0;
   if (!held) {
     if ((rc = buildDelassus(p, lazy, kind))) return rc;
@@ -1911,7 +1922,6 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     return CD_OK;
   }
   if (reserveContacts(s, p, m)) return CD_ERR_NOMEM;
-  s->pg_valid = 0;
   double vs = cd_contactProblemVelocityScale(p);
   s->ez = z, s->eD = D, s->em = m, s->etol = tol * vs;
   s->ldu_tol = opt && opt->ldu_tol > 0 ? opt->ldu_tol : LDU_TOL;

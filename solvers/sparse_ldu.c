@@ -63,8 +63,9 @@ struct cdSparseLdu {
   int *Rp;      /* (n + 1) row k of L (the reach of column k of C's upper part) ... */
   int *Rj;      /* (rcap >= lnz) ... its columns, in a topological order of the elimination tree */
   size_t rcap;
-  size_t ncap, zcap, lcap; /* what the arrays of n + 1, of nnz + 1 and of lnz entries hold (grown
-                              only: cd_grow reallocates, to the size asked) */
+  size_t ncap, zcap, lcap; /* what the arrays of n + 1, of nnz + 1 and of lnz entries hold, grown
+                              only (cd_grow reallocates to the size asked: S2 10, 60 steps, 279
+                              analyses 491M -> 417M instructions with w zeroed only when grown) */
   int *Rq;      /* (lnz) ... and where each entry sits in Li */
   int *Cp, *Ce; /* (n) column k of C above the diagonal, from Cp[k] to Ce[k] (at A's column
                    perm[k]'s place): ... */
