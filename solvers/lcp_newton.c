@@ -92,7 +92,13 @@
  * factorization walking them in the scalar one's order (bit for bit), the analyses 0.53G ->
  * 0.49G but the factorizations 0.55G -> 0.60G, the run 8.714G -> 8.728G: the analysis's cost
  * is L's pattern and C's entries (O(nnz), O(lnz) stores, which blocks of 1-3 unknowns do not
- * shrink), not the tree walk, and so dropped (sparse_ldu.c). K is assembled only
+ * shrink), not the tree walk, and so dropped (sparse_ldu.c). Tried too: the analysis made
+ * for a frame of slots (the union of a G's active sets, 0-3 slots a contact) and reused by
+ * every set that fits it, unused slots identity rows: on S2 10's first 60 steps LDU analyses
+ * 279 -> 147, factorizations +8 % (L 5.9 % larger), the run -2.1 % in instructions; its
+ * answers move by roundoff, and one of the ten piles (seed 9) then meets a step that does not
+ * converge (main's analyses from step 200 of that trajectory fail it too): held back (branch
+ * lcptrycost-frame; HISTORY.md). K is assembled only
  * to be analysed or factored (a vertex contact's row, C_i = n^T: the normal row of G B only;
  * the steps 8.46G -> 8.40G), an unsymmetric K a block column at a time (each block of G
  * once for the block column's unknowns, the same operations per entry: S2 10, 60 steps,
@@ -386,6 +392,8 @@ struct cdLcpNewton {
   double *lam;  /* (3 ccap) */
   double *wl, *wu; /* (3 ccap) productK's scratch */
   int wu_q;        /* 1: wu = G lambda of s->q in the current modes (modeResidual's last product) */
+  int chk_q;       /* 1: check's last answer (chk_res, and its z, u, lam, viol) is of s->q now */
+  double chk_res;
   double *wb;      /* (wbcap) cd_lcpDelassusMul's scratch, NULL when it needs none */
   size_t wbcap;
   double *u;    /* (3 ccap) c = G lambda + g */
@@ -402,7 +410,8 @@ struct cdLcpNewton {
   /* per unknown (ncap) */
   /* K's size from the bodies (bodyForm): per contact (ccap) */
   int *pgrp;       /* the group of contacts between the same two moving bodies, -1: one moving body */
-  int pg_valid;    /* 1: pgrp is of this solve's problem (made on the first bodyForm) */
+  int pg_nc, pg_nb; /* pgrp is of pg_nc contacts on pg_nb bodies (-1: none) ... */
+  int *pg_cbody;    /* ... with these moving bodies (2 pg_nc): the tries of a step share them */
   double *gsum;    /* (groups) unknowns of each group's active contacts */
   cdPairKey *pkey; /* the sort that makes the groups */
   int bcap;        /* bodies bsum holds */
@@ -475,6 +484,7 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   s->pat_sym = -1;
   s->key_nc = -1;
   s->ord_nc = -1;
+  s->pg_nc = -1;
   s->breg = REG_BODY;
   if (!(s->seen = cd_malloc(SEEN_MAX * sizeof *s->seen))) {
     cd_lcpNewtonFree(s);
@@ -513,7 +523,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
   cd_free(s->emode), cd_free(s->ekdir), cd_free(s->elam);
-  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum);
+  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum), cd_free(s->pg_cbody);
   cd_free(s->corder), cd_free(s->ord_rowptr), cd_free(s->ord_col), cd_free(s->oscr), cd_free(s->ocnt), cd_free(s->kperm);
   cd_free(s);
 }
@@ -633,6 +643,10 @@ static int reserveUnknowns(cdLcpNewton *s, int n) {
   return 0;
 }
 
+/* the columns of B of a sticking contact (modeMatrices) by its quarter turn: +-e_k, k the
+ * entry's low two bits, negative for -e_k (-3: -e_1, -2: -e_2) */
+static const signed char quarterTurn[4][3] = {{0, 1, 2}, {0, 2, -3}, {0, -3, -2}, {0, -2, 1}};
+
 /* K = S C G B S (+ REG on the diagonal) in compressed columns (rows ascending); the upper
  * triangle only when sym. 0 ok, -1 no memory */
 static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
@@ -667,6 +681,27 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
         const double *Gt = &G->val[9 * (size_t)t], *Ci = &s->C[9 * i]; /* G_ji; G_ij = G_ji^T */
         double scale = s->sq[i] * s->sq[j];
         int vertex = s->mode[i] == MODE_VERTEX;
+        if (s->mode[i] == MODE_STICK && s->mode[j] == MODE_STICK) {
+          /* B_i, B_j signed permutations (stickFrame's quarter turns): entry (a, col) is
+           * G_ij(Pi[a], Pj[col]) = Gt[3 Pj[col] + Pi[a]] up to sign, as the products below
+           * give it (each sum one product of +-1 and zeros). S2 10, 60 steps: assemble 327M ->
+           * 303M instructions, the same answers bit for bit (h5same: the ten piles, S3 20, S4 10) */
+          const signed char *Pi = quarterTurn[s->turn[i]], *Pj = quarterTurn[s->turn[j]];
+          for (int col = 0; col < 3; col++) {
+            int cidx = s->off[j] + col, gc = 3 * (Pj[col] & 3);
+            double sc = Pj[col] < 0 ? -scale : scale;
+            size_t at = e + (size_t)col * (size_t)len + (size_t)ro;
+            for (int a = 0; a < 3; a++) {
+              int row = s->off[i] + a;
+              double g = Gt[gc + (Pi[a] & 3)], v = sc * (Pi[a] < 0 ? -g : g);
+              if (row == cidx) v += REG;
+              s->Ki[at + (size_t)a] = row;
+              s->Kx[at + (size_t)a] = v;
+            }
+          }
+          ro += 3;
+          continue;
+        }
         for (int col = 0; col < rj; col++) {
           /* T = G_ij B_j[:, col] */
           const double *b = &Bj[3 * col];
@@ -801,12 +836,19 @@ static void pairGroups(cdLcpNewton *s, const cdContactProblem *p) {
  * where H has fewer entries than K by BODY_RATIO). K's entries are counted from the bodies,
  * without G: block row j of G holds every contact that shares a moving body with contact j,
  * so row j of K has r_j (R_a + R_b - R_ab) entries, R_k the unknowns of the active contacts
- * on body k and R_ab those of the contacts between j's bodies a and b (j among them) */
+ * on body k and R_ab those of the contacts between j's bodies a and b (j among them); -1 no
+ * memory */
 static int bodyForm(cdLcpNewton *s, const cdContactProblem *p, int form) {
   if (p->nbody <= 0 || !p->J || !p->cbody || !p->minv || !p->Iinv || form == CD_LCP_NEWTON_FORM_CONTACT) return 0;
   if (form == CD_LCP_NEWTON_FORM_BODY) return 1;
   int nc = p->ncon;
-  if (!s->pg_valid) pairGroups(s, p), s->pg_valid = 1;
+  if (s->pg_nc != nc || s->pg_nb != p->nbody || memcmp(s->pg_cbody, p->cbody, 2 * (size_t)nc * sizeof(int))) {
+    /* (made anew for each call: S2 10, 60 steps, 45M instructions of qsort for 91 calls) */
+    if (cd_grow(&s->pg_cbody, 2 * (size_t)nc, sizeof(int))) return -1;
+    pairGroups(s, p);
+    memcpy(s->pg_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
+    s->pg_nc = nc, s->pg_nb = p->nbody;
+  }
   memset(s->bsum, 0, (size_t)p->nbody * sizeof *s->bsum);
   memset(s->gsum, 0, (size_t)nc * sizeof *s->gsum);
   for (int i = 0; i < nc; i++) {
@@ -1211,11 +1253,12 @@ static int amdOrder(cdLcpNewton *s, int n, int *perm, double *flops) {
  * numerical breakdown), -1 no memory here */
 static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, cdLcpNewtonStats *st) {
   int nnz = s->Kp[n], sym = kind == SYS_CHOL;
-  if (s->pat_sym == kind && s->pat_n == n && s->pat_nnz == nnz &&
+  /* (the LDU's K: a pattern patternHeld does not hold is new; copied and compared here, S2 10's
+   * first 60 steps took 27M instructions more: 7.026G against 7.000G, the same answers) */
+  if (kind != SYS_LU && s->pat_sym == kind && s->pat_n == n && s->pat_nnz == nnz &&
       !memcmp(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int)) && !memcmp(s->pat_i, s->Ki, (size_t)nnz * sizeof(int)))
     return keepKey(s, p);
   dropAnalysis(s);
-  if (cd_grow(&s->pat_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->pat_i, (size_t)nnz, sizeof(int))) return -1;
   st->analyses++;
   if (sym) {
     /* CHOLMOD gets K's upper triangle already in the fill-reducing order, analysed as it is
@@ -1270,8 +1313,11 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     }
     s->est_flops = s->ksym->est_flops;
   }
-  memcpy(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int));
-  memcpy(s->pat_i, s->Ki, (size_t)nnz * sizeof(int));
+  if (kind != SYS_LU) {
+    if (cd_grow(&s->pat_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->pat_i, (size_t)nnz, sizeof(int))) return -1;
+    memcpy(s->pat_p, s->Kp, (size_t)(n + 1) * sizeof(int));
+    memcpy(s->pat_i, s->Ki, (size_t)nnz * sizeof(int));
+  }
   s->pat_n = n, s->pat_nnz = nnz, s->pat_sym = kind;
   return keepKey(s, p);
 }
@@ -1411,7 +1457,18 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
     s->viol[i] = cd_lcpContactResidualOf(nc, m, D, z, u, i, s->wi[i], mu);
     if (!(s->viol[i] <= res)) res = s->viol[i];
   }
-  return res / cd_contactProblemVelocityScale(p);
+  s->chk_q = 1;
+  s->chk_res = res / cd_contactProblemVelocityScale(p);
+  return s->chk_res;
+}
+
+/* check's answer for s->q: its last one when that was of this q (refine's early-stop test
+ * checks the iterate it then returns, early or at its rate: the same z, u, lam and viol), else
+ * check's. S2 10, its first 60 steps (callgrind): check 279M -> 173M instructions, the run
+ * 7.252G -> 7.147G; the same answers bit for bit (h5same: S2 10 400 steps, S3 20, S4 10) */
+static double checked(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z, cdLcpNewtonStats *st) {
+  if (s->chk_q) return s->chk_res;
+  return check(s, p, m, D, z, st);
 }
 
 /* the mode whose friction impulse lies along v (2, in (t1, t2)): the vertex v points at, else
@@ -1651,6 +1708,7 @@ static int remembered(const cdLcpNewton *s, unsigned long long hash) {
 static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   productK(s, p, s->q, s->r);
   s->wu_q = 1; /* (s->wu = G lambda(q): check's product) */
+  s->chk_q = 0;
   double rn = 0.0;
   for (int i = 0; i < p->ncon; i++)
     for (int a = s->off[i]; a < s->off[i + 1]; a++) {
@@ -1769,7 +1827,9 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   /* K is assembled for a new analysis, and for a new factorization only */
   /* the system factored: K (CHOLMOD when symmetric, else the LDU or KLU), or H in the body form, whose
    * size nf is 6 nbody */
-  int kind = bodyForm(s, p, form) ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
+  int body = bodyForm(s, p, form);
+  if (body < 0) return CD_ERR_NOMEM;
+  int kind = body ? SYS_BODY : sym ? SYS_CHOL : SYS_LU, nf = kind == SYS_BODY ? 6 * p->nbody : n;
   int held = patternHeld(s, p, kind), rc = 0;
   if (!held) {
     if ((rc = buildDelassus(p, lazy, kind))) return rc;
@@ -1842,7 +1902,7 @@ static int escapeTry(cdLcpNewton *s, const cdContactProblem *p, int m, const dou
       s->seen[s->nseen++ % SEEN_MAX] = hash;
     }
     int sym, n = layout(s, p, m, D, &sym), rc = 0;
-    s->wu_q = 0;
+    s->wu_q = s->chk_q = 0;
     s->early = 0;
     if (e < 0) s->ez = NULL; /* (no early stop) */
     if (n > 0)
@@ -1854,7 +1914,7 @@ static int escapeTry(cdLcpNewton *s, const cdContactProblem *p, int m, const dou
       return CD_OK;
     }
     st->iterations++;
-    double res = rc ? INFINITY : check(s, p, m, D, z, st);
+    double res = rc ? INFINITY : checked(s, p, m, D, z, st);
     if (res < *bestres) {
       *bestres = res;
       memcpy(s->zbest, z, (size_t)nz * sizeof *z);
@@ -1897,7 +1957,6 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     return CD_OK;
   }
   if (reserveContacts(s, p, m)) return CD_ERR_NOMEM;
-  s->pg_valid = 0;
   double vs = cd_contactProblemVelocityScale(p);
   s->ez = z, s->eD = D, s->em = m, s->etol = tol * vs;
   s->ldu_tol = opt && opt->ldu_tol > 0 ? opt->ldu_tol : LDU_TOL;
@@ -1940,7 +1999,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     unsigned long long hash = modeHash(s, nc);
     int repeat = remembered(s, hash);
     if (!repeat) s->seen[s->nseen++ % SEEN_MAX] = hash;
-    s->wu_q = 0;
+    s->wu_q = s->chk_q = 0;
     s->early = 0;
     if (n > 0 && !repeat) {
       rc = solveModes(s, p, opt ? opt->delassus : NULL, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
@@ -1957,7 +2016,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     double res = INFINITY;
     if (!repeat) {
       st.iterations++;
-      if (!failed) res = check(s, p, m, D, z, &st);
+      if (!failed) res = checked(s, p, m, D, z, &st);
     }
     if (res < DECREASE * bestres || (res <= tol && res < bestres)) {
       /* a better iterate: kept, and every violator of it changes mode next */

@@ -63,6 +63,9 @@ struct cdSparseLdu {
   int *Rp;      /* (n + 1) row k of L (the reach of column k of C's upper part) ... */
   int *Rj;      /* (rcap >= lnz) ... its columns, in a topological order of the elimination tree */
   size_t rcap;
+  size_t ncap, zcap, lcap; /* what the arrays of n + 1, of nnz + 1 and of lnz entries hold, grown
+                              only (cd_grow reallocates to the size asked: S2 10, 60 steps, 279
+                              analyses 491M -> 417M instructions with w zeroed only when grown) */
   int *Rq;      /* (lnz) ... and where each entry sits in Li */
   int *Cp, *Ce; /* (n) column k of C above the diagonal, from Cp[k] to Ce[k] (at A's column
                    perm[k]'s place): ... */
@@ -123,13 +126,21 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
   f->n = 0;
   f->analysed = f->numeric = 0;
   int nnz = Ap[n];
-  size_t nn = (size_t)n + 1;
-  if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
-      cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) || cd_grow(&f->Ce, nn, sizeof(int)) || cd_grow(&f->Cd, nn, sizeof(int)) ||
-      cd_grow(&f->Cr, (size_t)nnz + 1, sizeof(int)) || cd_grow(&f->Ct, (size_t)nnz + 1, sizeof(int)) ||
-      cd_grow(&f->Ctt, (size_t)nnz + 1, sizeof(int)) || cd_grow(&f->w, nn, sizeof(cdPair)) ||
-      cd_grow(&f->x, nn, sizeof(double)))
-    return -1;
+  size_t nn = (size_t)n + 1, nz = (size_t)nnz + 1;
+  if (nn > f->ncap) {
+    f->ncap = 0;
+    if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
+        cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) || cd_grow(&f->Ce, nn, sizeof(int)) ||
+        cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->w, nn, sizeof(cdPair)) || cd_grow(&f->x, nn, sizeof(double)))
+      return -1;
+    memset(f->w, 0, nn * sizeof *f->w); /* (zero from here on between factorizations) */
+    f->ncap = nn;
+  }
+  if (nz > f->zcap) {
+    f->zcap = 0;
+    if (cd_grow(&f->Cr, nz, sizeof(int)) || cd_grow(&f->Ct, nz, sizeof(int)) || cd_grow(&f->Ctt, nz, sizeof(int))) return -1;
+    f->zcap = nz;
+  }
   /* scratch: pinv, the tree, marks, a stack, cursors (then fill positions) */
   int *work = cd_malloc(5 * nn * sizeof(int));
   if (!work) return -1;
@@ -186,10 +197,14 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
   f->lnz = e;
   /* L's columns: their counts, then each row's entries placed (rows ascending in a column) */
   size_t ln = e > 0 ? (size_t)e : 1;
-  if (cd_grow(&f->Li, ln, sizeof(int)) || cd_grow(&f->LU, ln, sizeof(cdPair)) || cd_grow(&f->Rq, ln, sizeof(int))) {
-    f->n = 0;
-    cd_free(work);
-    return -1;
+  if (ln > f->lcap) {
+    f->lcap = 0;
+    if (cd_grow(&f->Li, ln, sizeof(int)) || cd_grow(&f->LU, ln, sizeof(cdPair)) || cd_grow(&f->Rq, ln, sizeof(int))) {
+      f->n = 0;
+      cd_free(work);
+      return -1;
+    }
+    f->lcap = ln;
   }
   f->Lp[0] = 0;
   f->flops = 0.0;
@@ -205,7 +220,6 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
       f->Li[at] = k;
       f->Rq[q] = at;
     }
-  memset(f->w, 0, (size_t)n * sizeof *f->w);
   f->analysed = 1;
   cd_free(work);
   return 0;

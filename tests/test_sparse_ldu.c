@@ -319,3 +319,47 @@ CD_TEST(sparseLduRejectsPatternsThatAreNotSymmetricOrNotSorted) {
   CHECK(cd_sparseLduFactor(f, Ax, 1e-3) == -1); /* no analysis held */
   cd_sparseLduFree(f);
 }
+
+CD_TEST(sparseLduAnalysesOfOtherSizesOnOneObjectSolveAsADenseLu) {
+  /* one cdSparseLdu through patterns of sizes 240, 7, 90, 1, 240, 30 (its arrays grown only,
+   * its workspace zeroed only when grown: every factorization leaves it zero), with a refused
+   * factorization (a tiny pivot) before each new analysis: each solves as a dense LU with
+   * partial pivoting to 1e-12 relative, as a fresh object's does */
+  static const int sizes[] = {240, 7, 90, 1, 240, 30};
+  g_rng = 2029;
+  cdSparseLdu *f = cd_sparseLduMake();
+  CHECK(f);
+  if (!f) return;
+  for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+    int n = sizes[c];
+    unsigned char *pat = malloc((size_t)n * n);
+    double *A = malloc((size_t)n * n * sizeof *A), *Ad = malloc((size_t)n * n * sizeof *Ad);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    int *perm = malloc((size_t)n * sizeof *perm);
+    CHECK(pat && A && Ad && b && x && perm);
+    if (!pat || !A || !Ad || !b || !x || !perm) return;
+    randomMatrix(n, 2.0 + 4.0 * rnd(), 1.05, pat, A);
+    randomPerm(n, perm);
+    sparse S;
+    toSparse(n, pat, A, &S);
+    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
+    CHECK(cd_sparseLduFlops(f) == denseSymbolicFlops(n, pat, perm));
+    CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
+    double err = solvesFromDenseLu(f, n, A, Ad, b, x);
+    printf("    n %3d: solves within %.1e of the dense LU's\n", n, err);
+    CHECK_MSG(err <= 1e-12, "n %d: solves %.3g from the dense LU's", n, err);
+    /* refused: the first pivot scaled down to 1e-9 of its column's entries */
+    int k0 = perm[0], d0 = -1;
+    for (int t = S.Ap[k0]; t < S.Ap[k0 + 1]; t++)
+      if (S.Ai[t] == k0) d0 = t;
+    if (n > 1 && d0 >= 0 && S.Ap[k0 + 1] - S.Ap[k0] > 1) {
+      double keep = S.Ax[d0];
+      S.Ax[d0] = 1e-9;
+      CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 1);
+      S.Ax[d0] = keep;
+    }
+    freeSparse(&S);
+    free(pat), free(A), free(Ad), free(b), free(x), free(perm);
+  }
+  cd_sparseLduFree(f);
+}
