@@ -47,6 +47,15 @@ static int injected(void) {
 static atomic_uintptr_t g_advised; /* the heap's end as far as it is advised; 0: off */
 static void *volatile g_guard;      /* the block that starts the advised heap (cd_allocHugeHeap), kept */
 #define HUGE_PAD (32 << 20)         /* bytes the heap grows past a request */
+/* bytes of the advised heap touched at the call (cd_allocHugeHeap, below), before any step: a
+ * run's first step grows the heap into its first huge pages, and the kernel (transparent huge
+ * pages' defrag at madvise: it may compact memory inside the fault) took 4.5-7 ms there in about
+ * one run in three, against 1.2-1.5 ms otherwise (the 55-cube pyramid under lcp, whose median
+ * step is 0.16 ms: the first step 27-34 times it in 8 of 24 runs; with 8 MiB touched first, at
+ * most 14 times in 24 runs, and in 24 more, at a time when other steps of both builds took 4-6 ms
+ * in a third of the runs, the first step never the slowest over 20 times: 1 of 24 without); the sliding cube's whole run 19.2-20.2 ms either way (perf stat -r 10, three
+ * pairs) */
+#define HUGE_WARM (8 << 20)
 
 /* the kernel's transparent huge page size when it gives them to regions that ask (madvise) or
  * to all (always), else 0 */
@@ -99,6 +108,14 @@ int cd_allocHugeHeap(void) {
   if (!g_guard) return 0;
   atomic_store(&g_advised, a);
   heapAdvise();
+  /* the first HUGE_WARM bytes faulted now (HUGE_WARM): a block taken, advised, touched a byte
+   * a page and given back, which leaves its pages in the heap's top for the first allocations */
+  char *warm = malloc(HUGE_WARM);
+  if (warm) {
+    heapAdvise();
+    for (size_t o = 0; o < HUGE_WARM; o += 4096) ((volatile char *)warm)[o] = 0;
+    free(warm);
+  }
   return 1;
 }
 

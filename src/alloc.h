@@ -24,7 +24,8 @@ int cd_grow(void *pbuf, size_t n, size_t size);
  * the heap grows by at least two huge pages at a time, blocks up to 32 MiB come from it and it
  * is not trimmed below 64 MiB free. A page fault costs ~20 us on the VMs cdsim is measured on:
  * a run's first step, which grows the heap by 0.2-0.9 MB of solver workspace, took 100-230
- * faults (README, Performance). Returns 1 when in effect, 0 when the kernel has no huge pages
+ * faults (README, Performance); the heap's first 8 MiB are faulted in by this call, before any
+ * step (alloc.c, HUGE_WARM). Returns 1 when in effect, 0 when the kernel has no huge pages
  * to give (or not glibc). Called once, first thing in main. */
 int cd_allocHugeHeap(void);
 
