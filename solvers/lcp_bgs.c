@@ -738,31 +738,44 @@ typedef struct {
   double *diag; /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
   double *rec;  /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
   double *val;  /* (nnzb x 9) the blocks G_ij: rows 0 and 1 column by column (B_00, B_10, B_01,
-                   B_11, B_02, B_12: sweepBlockAny sums them in pairs), then row 2 */
+                   B_11, B_02, B_12: blockC sums them in pairs), then row 2 */
 } cdBgsRows;
 
-/* one block of a sweep at position pos of rows: c = g_i + sum_{j != i} G_ij lambda_j, the block
- * solve from the contact's z (zb: m + 2, bw: the block solve's workspace), z and lambda_i
- * written back; returns the block's step (the change of its z in the residual's units, the
- * estimate of STEP_GATE) */
-static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const double *D, int nc, double vs,
-                                   double *z, double *lam, double *zb, void *bw) {
-  int i = rows->con[pos];
-  const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
-  /* c = g_i + sum_{j != i} G_ij lambda_j (idle contacts' lambda_j are zero) */
-  /* (c_0, c_1) as one pair of lanes: each lane the same products and sums in the same order as
-   * c_2's, so the same bits as three scalar sums (and fewer instructions: the sums were a
-   * third of the sweep's) */
+/* c = g_i + sum_{j != i} G_ij lambda_j for the block at position pos of rows (dg its record;
+ * idle contacts' lambda_j are zero), with lamd = lambda's entries each as a pair (each product
+ * one multiplication of a pair from memory instead of a load and a broadcast: 29 -> 26
+ * instructions a neighbour, S2 10's first 60 steps 6.541G -> 6.531G). (c_0, c_1) as one pair
+ * of lanes: each lane the same products and sums in the same order as c_2's, so the same bits
+ * as three scalar sums (and fewer instructions: the sums were a third of the sweep's) */
+static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, const cdV2 *lamd, double *c) {
   cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
   double c2 = dg[REC_G + 2];
   for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
-    const double *Bt = &rows->val[9 * (size_t)t], *lj = &lam[rows->col[t]];
-    cdV2 b0, b1, b2, l0 = {lj[0], lj[0]}, l1 = {lj[1], lj[1]}, l2 = {lj[2], lj[2]};
+    const double *Bt = &rows->val[9 * (size_t)t];
+    const cdV2 *lj = &lamd[rows->col[t]];
+    cdV2 b0, b1, b2;
     memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
-    c01 += b0 * l0 + b1 * l1 + b2 * l2;
-    c2 += Bt[6] * lj[0] + Bt[7] * lj[1] + Bt[8] * lj[2];
+    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];
+    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];
   }
-  double c[3] = {c01[0], c01[1], c2};
+  c[0] = c01[0], c[1] = c01[1], c[2] = c2;
+}
+
+/* lambda_i = (ln, t1, t2) written into lam and, as pairs, into lamd (blockC) */
+static inline void lambdaPut(double *lam, cdV2 *lamd, int i, double ln, double t1, double t2) {
+  lam[3 * i] = ln, lam[3 * i + 1] = t1, lam[3 * i + 2] = t2;
+  lamd[3 * i] = (cdV2){ln, ln}, lamd[3 * i + 1] = (cdV2){t1, t1}, lamd[3 * i + 2] = (cdV2){t2, t2};
+}
+
+/* one block of a sweep at position pos of rows: c (blockC), the block solve from the contact's
+ * z (zb: m + 2, bw: the block solve's workspace), z and lambda_i written back; returns the
+ * block's step (the change of its z in the residual's units, the estimate of STEP_GATE) */
+static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const double *D, int nc, double vs,
+                                   double *z, double *lam, cdV2 *lamd, double *zb, void *bw) {
+  int i = rows->con[pos];
+  const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
+  double c[3];
+  blockC(rows, pos, dg, lamd, c);
   zb[0] = z[i];
   for (int l = 0; l < m; l++) zb[1 + l] = z[nc + m * i + l];
   zb[m + 1] = z[nc + nc * m + i];
@@ -783,33 +796,19 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
     t2 += D[2 * l + 1] * zb[1 + l];
   }
   z[nc + nc * m + i] = zb[m + 1];
-  lam[3 * i] = zb[0];
-  lam[3 * i + 1] = t1;
-  lam[3 * i + 2] = t2;
+  lambdaPut(lam, lamd, i, zb[0], t1, t2);
   return dz;
 }
 
 /* a sweep's block for m = 4 and the unit axes (sweepBlockAny's operations; blockSolve4, lambda_T
  * as the sums its products make), with everything it calls but blockSolveRest written in
- * (flatten: no call, no memset per candidate, no loop over the directions). The neighbours'
- * lambda is read as pairs (lamd: each entry twice, so each product of the c sum is one
- * multiplication of a pair from memory instead of a load and a broadcast): the c sum's loop
- * 29 -> 26 instructions a neighbour, the run's first 60 steps 6.541G -> 6.531G. */
+ * (flatten: no call, no memset per candidate, no loop over the directions). */
 __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs,
                                                   double *z, double *lam, cdV2 *lamd, void *bw) {
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
-  cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
-  double c2 = dg[REC_G + 2];
-  for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
-    const double *Bt = &rows->val[9 * (size_t)t];
-    const cdV2 *lj = &lamd[rows->col[t]];
-    cdV2 b0, b1, b2;
-    memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
-    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];
-    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];
-  }
-  double c[3] = {c01[0], c01[1], c2};
+  double c[3];
+  blockC(rows, pos, dg, lamd, c);
   double *za = &z[nc + 4 * (size_t)i], *zbeta = &z[(size_t)nc * 5 + (size_t)i];
   double zo[6] = {z[i], za[0], za[1], za[2], za[3], *zbeta}, zb[6], wi = dg[REC_WI];
   blockSolve4(dg, D, c, vs, zo, zb, bw);
@@ -823,12 +822,7 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   za[0] = zb[1], za[1] = zb[2], za[2] = zb[3], za[3] = zb[4];
   *zbeta = zb[5];
   double t1 = (0.0 + zb[1]) - zb[3], t2 = (0.0 + zb[2]) - zb[4];
-  lam[3 * i] = zb[0];
-  lam[3 * i + 1] = t1;
-  lam[3 * i + 2] = t2;
-  lamd[3 * i] = (cdV2){zb[0], zb[0]};
-  lamd[3 * i + 1] = (cdV2){t1, t1};
-  lamd[3 * i + 2] = (cdV2){t2, t2};
+  lambdaPut(lam, lamd, i, zb[0], t1, t2);
   return dz;
 }
 
@@ -1126,7 +1120,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
-  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) lam's entries as pairs (sweepBlock4) */
+  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) lam's entries as pairs (blockC) */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
       !zprev || !lamd) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
@@ -1169,8 +1163,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (stale) {
       rowsBuild(p, order, idle, &rows);
       /* (every change of lambda outside the sweeps marks the rows stale) */
-      if (axes)
-        for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
+      for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
     }
     stale = 0;
     st.blocks += rows.n;
@@ -1178,7 +1171,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     for (int ii = 0; ii < rows.n; ii++) {
       int pos = backward ? rows.n - 1 - ii : ii;
       double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, lamd, bw)
-                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, zb, bw);
+                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, lamd, zb, bw);
       step = cd_lcpMax(step, dz);
     }
     st.sweeps++;
