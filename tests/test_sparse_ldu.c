@@ -137,6 +137,25 @@ static double solvesFromDenseLu(cdSparseLdu *f, int n, const double *A, double *
   return worst;
 }
 
+/* the dense buffers of a case of n unknowns: A's pattern and values (both zeroed), the dense
+ * LU's copy Ad, the right sides b and x (solvesFromDenseLu) and an order; 1 when all were
+ * allocated */
+typedef struct {
+  unsigned char *pat;
+  double *A, *Ad, *b, *x;
+  int *perm;
+} denseCase;
+
+static int caseMake(denseCase *d, int n) {
+  d->pat = calloc((size_t)n * n, 1);
+  d->A = calloc((size_t)n * n, sizeof *d->A), d->Ad = malloc((size_t)n * n * sizeof *d->Ad);
+  d->b = malloc((size_t)n * sizeof *d->b), d->x = malloc((size_t)n * sizeof *d->x);
+  d->perm = malloc((size_t)n * sizeof *d->perm);
+  return d->pat && d->A && d->Ad && d->b && d->x && d->perm;
+}
+
+static void caseFree(denseCase *d) { free(d->pat), free(d->A), free(d->Ad), free(d->b), free(d->x), free(d->perm); }
+
 CD_TEST(sparseLduSolvesAsADenseLuOnRandomSymmetricPatterns) {
   /* random unsymmetric values on structurally symmetric patterns (sizes 1 to 240, 2 to 6
    * off-diagonal entries a row) in random orders (which fill): A^-1 b by the LDU against a
@@ -148,40 +167,38 @@ CD_TEST(sparseLduSolvesAsADenseLuOnRandomSymmetricPatterns) {
   g_rng = 1517;
   for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
     int n = sizes[c];
-    unsigned char *pat = malloc((size_t)n * n);
-    double *A = malloc((size_t)n * n * sizeof *A), *Ad = malloc((size_t)n * n * sizeof *Ad);
-    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
-    int *perm = malloc((size_t)n * sizeof *perm);
+    denseCase d;
+    int made = caseMake(&d, n);
     cdSparseLdu *f = cd_sparseLduMake();
-    CHECK(pat && A && Ad && b && x && perm && f);
-    if (!pat || !A || !Ad || !b || !x || !perm || !f) return;
+    CHECK(made && f);
+    if (!made || !f) return;
     double deg = 2.0 + 4.0 * rnd();
-    randomMatrix(n, deg, 1.05, pat, A);
-    randomPerm(n, perm);
+    randomMatrix(n, deg, 1.05, d.pat, d.A);
+    randomPerm(n, d.perm);
     sparse S;
-    toSparse(n, pat, A, &S);
-    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
-    double want = denseSymbolicFlops(n, pat, perm);
+    toSparse(n, d.pat, d.A, &S);
+    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, d.perm) == 0);
+    double want = denseSymbolicFlops(n, d.pat, d.perm);
     CHECK_MSG(cd_sparseLduFlops(f) == want, "n %d: flops %.17g, dense symbolic %.17g", n, cd_sparseLduFlops(f), want);
     double worst = 0.0;
     for (int round = 0; round < 2; round++) {
       if (round) { /* new values, the same pattern and analysis */
-        memset(A, 0, (size_t)n * n * sizeof *A);
+        memset(d.A, 0, (size_t)n * n * sizeof *d.A);
         for (int j = 0; j < n; j++)
           for (int t = S.Ap[j]; t < S.Ap[j + 1]; t++)
-            if (S.Ai[t] != j) A[S.Ai[t] + n * j] = 3.0 * rnd() - 1.5;
-        dominantDiagonal(n, 1.05, 0, pat, A);
+            if (S.Ai[t] != j) d.A[S.Ai[t] + n * j] = 3.0 * rnd() - 1.5;
+        dominantDiagonal(n, 1.05, 0, d.pat, d.A);
         for (int j = 0; j < n; j++)
-          for (int t = S.Ap[j]; t < S.Ap[j + 1]; t++) S.Ax[t] = A[S.Ai[t] + n * j];
+          for (int t = S.Ap[j]; t < S.Ap[j + 1]; t++) S.Ax[t] = d.A[S.Ai[t] + n * j];
       }
       CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0 && cd_sparseLduFailedPivot(f) == -1);
-      worst = fmax(worst, solvesFromDenseLu(f, n, A, Ad, b, x));
+      worst = fmax(worst, solvesFromDenseLu(f, n, d.A, d.Ad, d.b, d.x));
     }
     printf("    n %3d: %.0f flops, solves within %.1e of the dense LU's\n", n, want, worst);
     CHECK_MSG(worst <= 1e-12, "n %d: solves %.3g from the dense LU's", n, worst);
     freeSparse(&S);
     cd_sparseLduFree(f);
-    free(pat), free(A), free(Ad), free(b), free(x), free(perm);
+    caseFree(&d);
   }
 }
 
@@ -199,40 +216,39 @@ CD_TEST(sparseLduSolvesBlockPatternsAsADenseLu) {
     off[0] = 0;
     for (int i = 0; i < nc; i++) r[i] = 1 + (int)(rnd() * 3), off[i + 1] = off[i] + r[i];
     int n = off[nc];
-    unsigned char *pat = calloc((size_t)n * n, 1);
-    double *A = calloc((size_t)n * n, sizeof *A), *Ad = malloc((size_t)n * n * sizeof *Ad);
-    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
-    int *perm = malloc((size_t)n * sizeof *perm);
+    denseCase d;
+    int made = caseMake(&d, n);
     cdSparseLdu *f = cd_sparseLduMake();
-    CHECK(r && off && cperm && pat && A && Ad && b && x && perm && f);
-    if (!r || !off || !cperm || !pat || !A || !Ad || !b || !x || !perm || !f) return;
+    CHECK(r && off && cperm && made && f);
+    if (!r || !off || !cperm || !made || !f) return;
     for (int i = 0; i < nc; i++)
       for (int j = 0; j <= i; j++) {
         if (i != j && rnd() >= 4.0 / nc) continue;
         for (int a = off[i]; a < off[i + 1]; a++)
           for (int e = off[j]; e < off[j + 1]; e++) {
-            pat[a + n * e] = pat[e + n * a] = 1;
-            A[a + n * e] = 2.0 * rnd() - 1.0;
-            A[e + n * a] = 2.0 * rnd() - 1.0;
+            d.pat[a + n * e] = d.pat[e + n * a] = 1;
+            d.A[a + n * e] = 2.0 * rnd() - 1.0;
+            d.A[e + n * a] = 2.0 * rnd() - 1.0;
           }
       }
-    dominantDiagonal(n, 1.05, 0, pat, A);
+    dominantDiagonal(n, 1.05, 0, d.pat, d.A);
     randomPerm(nc, cperm);
     for (int i = 0, k = 0; i < nc; i++)
-      for (int a = off[cperm[i]]; a < off[cperm[i] + 1]; a++) perm[k++] = a;
+      for (int a = off[cperm[i]]; a < off[cperm[i] + 1]; a++) d.perm[k++] = a;
     sparse S;
-    toSparse(n, pat, A, &S);
-    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
-    double want = denseSymbolicFlops(n, pat, perm), worst = 0.0;
+    toSparse(n, d.pat, d.A, &S);
+    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, d.perm) == 0);
+    double want = denseSymbolicFlops(n, d.pat, d.perm), worst = 0.0;
     CHECK_MSG(cd_sparseLduFlops(f) == want, "%d contacts: flops %.17g, dense symbolic %.17g", nc, cd_sparseLduFlops(f),
               want);
     CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
-    worst = solvesFromDenseLu(f, n, A, Ad, b, x);
+    worst = solvesFromDenseLu(f, n, d.A, d.Ad, d.b, d.x);
     printf("    %3d contacts, %3d unknowns: %.0f flops, solves within %.1e of the dense LU's\n", nc, n, want, worst);
     CHECK_MSG(worst <= 1e-12, "%d contacts: solves %.3g from the dense LU's", nc, worst);
     freeSparse(&S);
     cd_sparseLduFree(f);
-    free(r), free(off), free(cperm), free(pat), free(A), free(Ad), free(b), free(x), free(perm);
+    free(r), free(off), free(cperm);
+    caseFree(&d);
   }
 }
 
@@ -332,24 +348,22 @@ CD_TEST(sparseLduAnalysesOfOtherSizesOnOneObjectSolveAsADenseLu) {
   if (!f) return;
   for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
     int n = sizes[c];
-    unsigned char *pat = malloc((size_t)n * n);
-    double *A = malloc((size_t)n * n * sizeof *A), *Ad = malloc((size_t)n * n * sizeof *Ad);
-    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
-    int *perm = malloc((size_t)n * sizeof *perm);
-    CHECK(pat && A && Ad && b && x && perm);
-    if (!pat || !A || !Ad || !b || !x || !perm) return;
-    randomMatrix(n, 2.0 + 4.0 * rnd(), 1.05, pat, A);
-    randomPerm(n, perm);
+    denseCase d;
+    int made = caseMake(&d, n);
+    CHECK(made);
+    if (!made) return;
+    randomMatrix(n, 2.0 + 4.0 * rnd(), 1.05, d.pat, d.A);
+    randomPerm(n, d.perm);
     sparse S;
-    toSparse(n, pat, A, &S);
-    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, perm) == 0);
-    CHECK(cd_sparseLduFlops(f) == denseSymbolicFlops(n, pat, perm));
+    toSparse(n, d.pat, d.A, &S);
+    CHECK(cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, d.perm) == 0);
+    CHECK(cd_sparseLduFlops(f) == denseSymbolicFlops(n, d.pat, d.perm));
     CHECK(cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
-    double err = solvesFromDenseLu(f, n, A, Ad, b, x);
+    double err = solvesFromDenseLu(f, n, d.A, d.Ad, d.b, d.x);
     printf("    n %3d: solves within %.1e of the dense LU's\n", n, err);
     CHECK_MSG(err <= 1e-12, "n %d: solves %.3g from the dense LU's", n, err);
     /* refused: the first pivot scaled down to 1e-9 of its column's entries */
-    int k0 = perm[0], d0 = -1;
+    int k0 = d.perm[0], d0 = -1;
     for (int t = S.Ap[k0]; t < S.Ap[k0 + 1]; t++)
       if (S.Ai[t] == k0) d0 = t;
     if (n > 1 && d0 >= 0 && S.Ap[k0 + 1] - S.Ap[k0] > 1) {
@@ -359,7 +373,7 @@ CD_TEST(sparseLduAnalysesOfOtherSizesOnOneObjectSolveAsADenseLu) {
       S.Ax[d0] = keep;
     }
     freeSparse(&S);
-    free(pat), free(A), free(Ad), free(b), free(x), free(perm);
+    caseFree(&d);
   }
   cd_sparseLduFree(f);
 }
