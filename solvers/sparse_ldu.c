@@ -123,6 +123,10 @@ static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stac
 }
 
 int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm) {
+  return cd_sparseLduAnalyseWithin(f, n, Ap, Ai, perm, INFINITY);
+}
+
+int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm, double maxflops) {
   f->n = 0;
   f->analysed = f->numeric = 0;
   int nnz = Ap[n];
@@ -195,7 +199,18 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
   }
   f->Rp[n] = e;
   f->lnz = e;
-  /* L's columns: their counts, then each row's entries placed (rows ascending in a column) */
+  /* the flops from L's column counts; then L's columns: each row's entries placed (rows
+   * ascending in a column) */
+  f->flops = 0.0;
+  for (int k = 0; k < n; k++) {
+    double c = f->Lp[k + 1];
+    f->flops += c + 2.0 * c * c;
+  }
+  if (!(f->flops <= maxflops)) {
+    f->n = 0;
+    cd_free(work);
+    return 2;
+  }
   size_t ln = e > 0 ? (size_t)e : 1;
   if (ln > f->lcap) {
     f->lcap = 0;
@@ -207,10 +222,7 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
     f->lcap = ln;
   }
   f->Lp[0] = 0;
-  f->flops = 0.0;
   for (int k = 0; k < n; k++) {
-    double c = f->Lp[k + 1];
-    f->flops += c + 2.0 * c * c;
     f->Lp[k + 1] += f->Lp[k];
     cnt[k] = f->Lp[k]; /* (from here: the next free place in column k) */
   }

@@ -23,6 +23,11 @@ void cd_sparseLduFree(cdSparseLdu *f);
  * are not ascending, -1 no memory (the analysis held before is gone in all three cases) */
 int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm);
 
+/* the same analysis while its flops (cd_sparseLduFlops) are at most maxflops: 2 when they are
+ * not (found from L's column counts, before L's columns are placed; no analysis held), else as
+ * cd_sparseLduAnalyse */
+int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm, double maxflops);
+
 /* the flops of a factorization of the analysed pattern as KLU and AMD estimate an LU's: the
  * sum over L's columns of c + 2 c^2, c the column's entries below the diagonal */
 double cd_sparseLduFlops(const cdSparseLdu *f);
