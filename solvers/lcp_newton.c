@@ -423,6 +423,14 @@ struct cdLcpNewton {
   size_t nzcap;
   int *Ki;
   double *Kx;
+  /* the last unsymmetric K assembled (assemble) and what it was of: the contacts' modes and
+   * directions, the unknowns' offsets */
+  int ka_valid;          /* 1: held (this call's; cd_lcpNewtonSolve drops it) */
+  int ka_nc;
+  size_t ka_ccap, ka_ncap;
+  int *ka_off, *ka_Kp, *ka_kdir;
+  double *ka_Kx;         /* (nzcap) its values (Kx's other buffer) */
+  unsigned char *ka_mode, *ka_same;
   /* the LU's contact order kept (keepOrder) and what it is of: G's block pattern */
   int *corder;           /* (ord_na) contacts in elimination order */
   int ord_nc, ord_nnzb;  /* -1: none */
@@ -521,6 +529,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
+  cd_free(s->ka_off), cd_free(s->ka_Kp), cd_free(s->ka_kdir), cd_free(s->ka_Kx), cd_free(s->ka_mode), cd_free(s->ka_same);
   cd_free(s->emode), cd_free(s->ekdir), cd_free(s->elam);
   cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum), cd_free(s->pg_cbody);
   cd_free(s->corder), cd_free(s->ord_rowptr), cd_free(s->ord_col), cd_free(s->oscr), cd_free(s->kperm);
@@ -646,22 +655,68 @@ static int reserveUnknowns(cdLcpNewton *s, int n) {
  * entry's low two bits, negative for -e_k (-3: -e_1, -2: -e_2) */
 static const signed char quarterTurn[4][3] = {{0, 1, 2}, {0, 2, -3}, {0, -3, -2}, {0, -2, 1}};
 
+/* 1 when the last unsymmetric K assembled is held (of this call: the same G, sqrt(meff), turns
+ * and directions), with s->ka_same[i] = 1 for each contact whose mode (and direction where the
+ * mode has one) is the same as then: its B and C are, and so are K's blocks between two such
+ * contacts */
+static int assembledHeld(cdLcpNewton *s, const cdContactProblem *p) {
+  int nc = p->ncon;
+  if (!s->ka_valid || s->ka_nc != nc) return 0;
+  for (int i = 0; i < nc; i++) {
+    int md = s->mode[i];
+    s->ka_same[i] = md == s->ka_mode[i] && ((md != MODE_VERTEX && md != MODE_EDGE) || s->kdir[i] == s->ka_kdir[i]);
+  }
+  return 1;
+}
+
+/* keeps what the unsymmetric K just assembled (n unknowns, in s->Kx; the last one's values in
+ * s->ka_Kx) is of: the modes, directions and offsets (assembledHeld); 0 ok, -1 no memory */
+static int assembledKeep(cdLcpNewton *s, const cdContactProblem *p, int n) {
+  int nc = p->ncon;
+  s->ka_valid = 0;
+  if ((size_t)nc + 1 > s->ka_ccap) {
+    size_t c = (size_t)nc + 1;
+    if (cd_grow(&s->ka_off, c, sizeof(int)) || cd_grow(&s->ka_kdir, c, sizeof(int)) || cd_grow(&s->ka_mode, c, 1) ||
+        cd_grow(&s->ka_same, c, 1))
+      return -1;
+    s->ka_ccap = c;
+  }
+  if ((size_t)n + 1 > s->ka_ncap) {
+    if (cd_grow(&s->ka_Kp, (size_t)n + 1, sizeof(int))) return -1;
+    s->ka_ncap = (size_t)n + 1;
+  }
+  memcpy(s->ka_mode, s->mode, (size_t)nc);
+  memcpy(s->ka_kdir, s->kdir, (size_t)nc * sizeof(int));
+  memcpy(s->ka_off, s->off, ((size_t)nc + 1) * sizeof(int));
+  memcpy(s->ka_Kp, s->Kp, ((size_t)n + 1) * sizeof(int));
+  s->ka_nc = nc;
+  s->ka_valid = 1;
+  return 0;
+}
+
 /* K = S C G B S (+ REG on the diagonal) in compressed columns (rows ascending); the upper
  * triangle only when sym. 0 ok, -1 no memory */
 static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   const cdBlockMatrix *G = &p->G;
   s->hvalid = 0; /* (Kp, Ki: K's pattern from here) */
   int nc = p->ncon;
+  int reuse = !sym && assembledHeld(s, p);
   /* an upper bound on the entries: 9 a block of G (counting the active sets' own took 7 % of
    * this function on a 1000-sphere pile), grown by half again (G grows step by step while a
    * pile lands: each growth a copy) */
   size_t bound = 9 * (size_t)G->rowptr[nc];
   if (bound > s->nzcap) {
     bound += bound / 2;
-    if (cd_grow(&s->Ki, bound, sizeof(int)) || cd_grow(&s->Kx, bound, sizeof(double))) return -1;
+    if (cd_grow(&s->Ki, bound, sizeof(int)) || cd_grow(&s->Kx, bound, sizeof(double)) ||
+        cd_grow(&s->ka_Kx, bound, sizeof(double)))
+      return -1;
     s->nzcap = bound;
   }
   size_t e = 0;
+  if (!sym) { /* (the last K's values to ka_Kx, this one's into its other buffer) */
+    double *sw = s->Kx;
+    s->Kx = s->ka_Kx, s->ka_Kx = sw;
+  }
   if (!sym) {
     /* the whole of K a block column at a time: each block of G (with an active contact) once,
      * its ri x rj block of K into the rj columns (each column len entries: those of the
@@ -671,9 +726,26 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
       int rj = modeRows[s->mode[j]];
       if (!rj) continue;
       const double *Bj = &s->B[9 * j];
-      int len = 0, ro = 0;
-      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) len += modeRows[s->mode[G->col[t]]];
+      int len = 0, ro = 0, same = reuse && s->ka_same[j];
+      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
+        int i = G->col[t];
+        len += modeRows[s->mode[i]];
+        same = same && s->ka_same[i];
+      }
       for (int col = 0; col < rj; col++) s->Kp[s->off[j] + col] = (int)e + col * len;
+      if (same) {
+        /* every block of the column as the last K's: its values copied, its rows from the
+         * offsets now */
+        memcpy(&s->Kx[e], &s->ka_Kx[s->ka_Kp[s->ka_off[j]]], (size_t)rj * (size_t)len * sizeof *s->Kx);
+        int *Ki = &s->Ki[e];
+        for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
+          int i = G->col[t];
+          for (int a = 0, ri = modeRows[s->mode[i]]; a < ri; a++) Ki[ro++] = s->off[i] + a;
+        }
+        for (int col = 1; col < rj; col++) memcpy(&Ki[col * len], Ki, (size_t)len * sizeof *Ki);
+        e += (size_t)rj * (size_t)len;
+        continue;
+      }
       for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
         int i = G->col[t], ri = modeRows[s->mode[i]];
         if (!ri) continue;
@@ -729,8 +801,9 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
       e += (size_t)rj * (size_t)len;
     }
     s->Kp[n] = (int)e;
-    return 0;
+    return assembledKeep(s, p, n);
   }
+  s->ka_valid = 0;
   /* symmetric: K's upper triangle, column by column */
   for (int j = 0; j < nc; j++) {
     int rj = modeRows[s->mode[j]];
@@ -903,6 +976,7 @@ static int bodyPattern(cdLcpNewton *s, const cdContactProblem *p) {
   }
   int n6 = 6 * nb;
   s->hvalid = 0;
+  s->ka_valid = 0; /* (Kx: H from here) */
   if (cd_grow(&s->hact, (size_t)nc, 1) || cd_grow(&s->hcb, 2 * (size_t)nc, sizeof(int))) return -1;
   /* the block pattern: the diagonal and both blocks of every active contact between two bodies */
   size_t nk = 0;
@@ -925,7 +999,8 @@ static int bodyPattern(cdLcpNewton *s, const cdContactProblem *p) {
   size_t nnz = 36 * (size_t)nblk;
   if (reserveUnknowns(s, n6)) return -1;
   if (nnz > s->nzcap) {
-    if (cd_grow(&s->Ki, nnz, sizeof(int)) || cd_grow(&s->Kx, nnz, sizeof(double))) return -1;
+    if (cd_grow(&s->Ki, nnz, sizeof(int)) || cd_grow(&s->Kx, nnz, sizeof(double)) || cd_grow(&s->ka_Kx, nnz, sizeof(double)))
+      return -1;
     s->nzcap = nnz;
   }
   for (int c = 0; c < nb; c++) {
@@ -1937,6 +2012,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     double me = cd_contactProblemMeff(p, i);
     s->sq[i] = sqrt(me), s->wi[i] = 1.0 / me, s->turn[i] = stickFrame(p, i);
   }
+  s->ka_valid = 0; /* (K's blocks are of this call's G, sqrt(meff), turns and directions) */
 
   /* the first modes: read off the start and its velocities */
   cd_lcpLambdaFromZ(nc, m, D, z, s->lam);
