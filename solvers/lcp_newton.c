@@ -34,9 +34,9 @@
  * pivoting compares entries of one column, all in those units). Its order: AMD on K where no order is
  * kept, else the kept one (keptOrder): the contacts in the order of the last AMD on the same G
  * (the active sets of a step and of its tries inside bgs share G; each new active set has a
- * new pattern, so nothing else of an analysis carries over), active contacts new to it last,
- * taken while its LU's flops an unknown (from its elimination tree over the contacts) stay
- * within ORDER_SLACK of that AMD's. Measured on the 1000-sphere pile (S2 10, its first 50
+ * new pattern, of which only the rows' reaches before its first changed contact carry over,
+ * sparse_ldu.c), active contacts new to it last, taken while its LU's flops an unknown (from
+ * the LDU's analysis in that order) stay within ORDER_SLACK of that AMD's. Measured on the 1000-sphere pile (S2 10, its first 50
  * steps, callgrind, the same active sets, main thread): AMD, BTF and KLU's analysis 1.19G ->
  * 0.18G instructions, klu_scale 0.18G -> 0, KLU's factorizations 1.61G -> 1.67G (fill +4.5 %),
  * this method 4.81G -> 3.84G, the steps 9.44G -> 8.46G; ORDER_SLACK 1.5: the same, no bound
@@ -734,8 +734,12 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
       }
       for (int col = 0; col < rj; col++) s->Kp[s->off[j] + col] = (int)e + col * len;
       if (same) {
-        /* every block of the column as the last K's: its values copied, its rows from the
-         * offsets now */
+        /* every block of the column as the last K's of this call (the active sets after a
+         * call's first differ in a few contacts' modes): its values copied, the same numbers
+         * as the products below would give, its rows from the offsets now. S2 10, 60 steps:
+         * 164k of the block columns copied, assemble 304.8M -> 199.2M instructions. Comparing
+         * G, B, C and sqrt(meff) bit for bit to carry K across calls: 433.8M (copying and
+         * comparing G's values and each contact's B and C cost more than the blocks saved) */
         memcpy(&s->Kx[e], &s->ka_Kx[s->ka_Kp[s->ka_off[j]]], (size_t)rj * (size_t)len * sizeof *s->Kx);
         int *Ki = &s->Ki[e];
         for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
@@ -1172,10 +1176,9 @@ static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *
 /* the LU's order of K's unknowns, kept. A fresh one is AMD on K (amdOrder, klu_analyze's); the
  * contacts in that order (each at its first unknown) are kept as the order of the step's G
  * (s->corder), and a later active set on the same G takes it (keptOrder): its active contacts
- * in that order, contacts new to it last, each contact's unknowns together. Its LU's fill and
- * flops come from the elimination tree over the contacts (below); the kept order is taken while
- * its flops an unknown are at most ORDER_SLACK times those of the last fresh AMD, else AMD
- * runs afresh */
+ * in that order, contacts new to it last, each contact's unknowns together. Its LU's flops
+ * come from the LDU's analysis in it (analyse); the kept order is taken while its flops an
+ * unknown are at most ORDER_SLACK times those of the last fresh AMD, else AMD runs afresh */
 static int orderHeld(const cdLcpNewton *s, const cdContactProblem *p) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, nnzb = G->rowptr[nc];
@@ -1215,8 +1218,9 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n, const int
  * That came first from the elimination tree over the contacts (each contact's block of K
  * dense, so the same column counts: the same flops in all 1,261 kept orders tried on S2 10's
  * 400 steps, of which 30 over ORDER_SLACK); an analysis that goes on is one tree walk fewer:
- * S2 10, 60 steps, 237 kept orders tried, keptOrder 70M -> xxM instructions, the LDU's
- * analyses xxM -> xxM */
+ * S2 10, 60 steps, 237 kept orders tried (15 refused): keptOrder 71.8M -> 15.1M
+ * instructions, the LDU's analyses 416.4M -> 438.5M (the 15 refused ones stop before L's
+ * columns), the run 5.955G -> 5.918G */
 static void keptOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm) {
   int nc = p->ncon, *act = s->oscr, *at = act + nc, na = 0, k = 0;
   for (int i = 0; i < nc; i++) at[i] = -1;

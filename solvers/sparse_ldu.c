@@ -173,8 +173,8 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
    * every entry below the diagonal meets its cursor, that a column's cursor has passed every
    * row above the diagonal when the column is reached, and that the rows below it ascend, is
    * the check: the pattern is symmetric and each column's rows ascend. S2 10, 60 steps, 294
-   * analyses: C's columns xxM -> xxM instructions (a pass over every entry, half of them
-   * stored, before) */
+   * analyses: 414.7M -> 381.8M instructions (a pass over every entry, half of them stored,
+   * before), the same arrays */
   for (int i = 0; i < n; i++) cnt[i] = Ap[i];
   for (int k = 0; k < n; k++) f->Cp[k] = f->Ce[k] = Ap[f->perm[k]], f->Cd[k] = -1;
   for (int j = 0; j < n; j++) {
@@ -210,7 +210,9 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
    * the rows before the first column that differs from the last analysis's keep its reaches,
    * and its tree as it stood then (the parents below k0), without a walk. The active-set
    * method's next set differs from the last in a few contacts, and in a kept order its
-   * contacts come in the same order: S2 10, 60 steps, xx */
+   * contacts come in the same order (S2 10: the first changed column at 24 % of the rows on
+   * average over the first 100 steps' kept orders, 31 % over 400). S2 10, 60 steps, 294
+   * analyses: 438.5M -> 414.7M instructions */
   int k0 = 0;
   for (int m = on < n ? on : n; k0 < m; k0++) {
     int len = f->Ce[k0] - f->Cp[k0];
