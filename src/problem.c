@@ -247,6 +247,7 @@ int cd_contactProblemDelassus(cdContactProblem *p) {
     next[i] = kdiag; /* row i is complete: rows after it write only into their own rows */
   }
 
+  p->G.transposed = 1;
   p->delassus_pending = 0;
   p->time_delassus += seconds() - t0;
   return CD_OK;

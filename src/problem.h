@@ -43,6 +43,9 @@ typedef struct cdBlockMatrix {
   double *val;  /* (nnzb x 9) each block row-major */
   int *diag;    /* (nblock) index k of the diagonal block of each row */
   int rcap, bcap; /* rows and blocks the arrays hold (>= nblock, nnzb), for reuse */
+  int transposed; /* 1: each block (i, j != i) is block (j, i) transposed, bit for bit, as
+                     cd_contactProblemDelassus writes G (its diagonal blocks need not be
+                     symmetric); 0 after cd_blockMatrixAlloc and cd_blockMatrixReserve */
 } cdBlockMatrix;
 
 int cd_blockMatrixAlloc(cdBlockMatrix *m, int nblock, int nnzb); /* 0 ok, -1 no memory */
@@ -50,7 +53,8 @@ int cd_blockMatrixAlloc(cdBlockMatrix *m, int nblock, int nnzb); /* 0 ok, -1 no 
  * are undefined afterwards. 0 ok, -1 no memory (m unchanged) */
 int cd_blockMatrixReserve(cdBlockMatrix *m, int nblock, int nnzb);
 void cd_blockMatrixFree(cdBlockMatrix *m);
-/* y = G x (x, y: 3 nblock); y must not alias x */
+/* y = G x (x, y: 3 nblock); y must not alias x. The same bits whichever way it goes: by rows,
+ * or by columns where m->transposed (see problem_block.c) */
 void cd_blockMatrixMul(const cdBlockMatrix *m, const double *x, double *y);
 /* y = m x for a symmetric m (each block (i, j) the transpose of block (j, i), as a step's
  * G = J M^-1 J^T is built), by columns: column j read as row j transposed, skipped where x_j
