@@ -108,6 +108,8 @@ typedef struct cdContactProblem {
   int *adj_ptr;      /* (body_cap + 1) contacts on each moving body ... */
   int *adj;          /* (2 cap) ... as 2 contact + side, ascending */
   double *JM;        /* (cap x 2 x 18) J M^-1 of each side, row-major like J */
+  double *Jp;        /* (cap x 2 x 12) rows 0 and 1 of J of each side as pairs, column by
+                        column (problem.c, addBlock) */
   double time_delassus; /* seconds spent building G, added up over the run (a build-stage cost) */
 } cdContactProblem;
 

@@ -194,5 +194,6 @@ void cd_contactProblemFree(cdContactProblem *p) {
   cd_free(p->adj_ptr);
   cd_free(p->adj);
   cd_free(p->JM);
+  cd_free(p->Jp);
   memset(p, 0, sizeof *p);
 }
