@@ -42,7 +42,7 @@ static int reserveContacts(cdContactProblem *p, int nc) {
       cd_grow(&p->lambda, 3 * n, sizeof(double)) || cd_grow(&p->meff, n, sizeof(double)) ||
       cd_grow(&p->cbody, 2 * n, sizeof(int)) || cd_grow(&p->J, 36 * n, sizeof(double)) ||
       cd_grow(&p->adj, 2 * n, sizeof(int)) || cd_grow(&p->JM, 36 * n, sizeof(double)) ||
-      cd_grow(&p->Jp, 24 * n, sizeof(double)))
+      cd_grow(&p->Jp, 24 * n, sizeof(double)) || cd_grow(&p->JMp, 24 * n, sizeof(double)))
     return CD_ERR_NOMEM;
   p->cap = (int)n;
   return CD_OK;
@@ -151,9 +151,6 @@ int cd_problemBuild(const cdScene *scene, cdWorld *w, double dt) {
   return CD_OK;
 }
 
-/* two doubles operated on lane by lane (GCC's and Clang's vector extension; SSE2 on x86-64) */
-typedef double cdV2 __attribute__((vector_size(16)));
-
 /* G_ij += J M^-1 of side si of contact i (JM) times J of side sj of contact j, transposed:
  * entry (r, c) += JM_i[r] . J_j[c], the six products summed left to right. Columns 0 and 1 of
  * a row go in one pair of lanes, JM_i[r][e] times the pair (J_j[0][e], J_j[1][e]) of Jp (made
@@ -203,8 +200,11 @@ int cd_contactProblemDelassus(cdContactProblem *p) {
         for (int e = 0; e < 3; e++) JMb[6 * r + e] = p->minv[k] * Jb[6 * r + e];
         cd_m3mulv(&JMb[6 * r + 3], Ii, &Jb[6 * r + 3]); /* Iinv symmetric: row of J_ang Iinv */
       }
-      cdV2 *P = (cdV2 *)&p->Jp[24 * (size_t)i + 12 * (size_t)s];
-      for (int e = 0; e < 6; e++) P[e] = (cdV2){Jb[e], Jb[6 + e]};
+      cdV2 *P = (cdV2 *)&p->Jp[24 * (size_t)i + 12 * (size_t)s], *PM = (cdV2 *)&p->JMp[24 * (size_t)i + 12 * (size_t)s];
+      for (int e = 0; e < 6; e++) {
+        P[e] = (cdV2){Jb[e], Jb[6 + e]};
+        PM[e] = (cdV2){JMb[e], JMb[6 + e]};
+      }
     }
   /* block rows by merging the two bodies' lists: first the count of each row, then the
    * blocks (i, j >= i), each written at its place in row i and, transposed, in row j (the

@@ -58,9 +58,6 @@ void cd_blockMatrixFree(cdBlockMatrix *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* two doubles operated on lane by lane (GCC's and Clang's vector extension; SSE2 on x86-64) */
-typedef double cdV2 __attribute__((vector_size(16)));
-
 /* y = m x by block columns, for m->transposed: column j is row j read transposed (its
  * diagonal block as it is), skipped where x_j is zero (on S2 10's first 60 steps, 53 % of
  * the blocks the LCP's products meet multiply a contact without an impulse). The same bits
@@ -195,5 +192,6 @@ void cd_contactProblemFree(cdContactProblem *p) {
   cd_free(p->adj);
   cd_free(p->JM);
   cd_free(p->Jp);
+  cd_free(p->JMp);
   memset(p, 0, sizeof *p);
 }
