@@ -67,15 +67,18 @@ void cd_blockMatrixFree(cdBlockMatrix *m) {
  * at +0 and a sum is -0 only of two -0), so it adds nothing. Each row of a transposed block
  * is two pairs of lanes and a third lane, loaded whole: 38 -> ~25 instructions a block. */
 static void mulByColumns(const cdBlockMatrix *m, const double *x, double *y) {
-  memset(y, 0, 3 * (size_t)m->nblock * sizeof *y);
-  for (int j = 0; j < m->nblock; j++) {
+  /* the arrays in locals: y's stores (memcpy, of char type) could otherwise change m's fields */
+  const int *rowptr = m->rowptr, *col = m->col, *diag = m->diag, n = m->nblock;
+  const double *val = m->val;
+  memset(y, 0, 3 * (size_t)n * sizeof *y);
+  for (int j = 0; j < n; j++) {
     double x0 = x[3 * (size_t)j], x1 = x[3 * (size_t)j + 1], x2 = x[3 * (size_t)j + 2];
     if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
     cdV2 p0 = {x0, x0}, p1 = {x1, x1}, p2 = {x2, x2};
-    int kd = m->diag[j];
-    for (int k = m->rowptr[j]; k < m->rowptr[j + 1]; k++) {
-      const double *B = &m->val[9 * (size_t)k]; /* block (j, i): (i, j) transposed */
-      double *yi = &y[3 * (size_t)m->col[k]];
+    int kd = diag[j];
+    for (int k = rowptr[j]; k < rowptr[j + 1]; k++) {
+      const double *B = &val[9 * (size_t)k]; /* block (j, i): (i, j) transposed */
+      double *yi = &y[3 * (size_t)col[k]];
       if (k == kd) { /* (j, j) */
         yi[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
         yi[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
