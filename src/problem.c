@@ -154,18 +154,22 @@ int cd_problemBuild(const cdScene *scene, cdWorld *w, double dt) {
 /* G_ij += J M^-1 of side si of contact i (JM) times J of side sj of contact j, transposed:
  * entry (r, c) += JM_i[r] . J_j[c], the six products summed left to right. Columns 0 and 1 of
  * a row go in one pair of lanes, JM_i[r][e] times the pair (J_j[0][e], J_j[1][e]) of Jp (made
- * once per contact side): the same sums as the scalar ones, in fewer instructions */
+ * once per contact side): the same sums as the scalar ones, in fewer instructions (S2 10 lcp,
+ * 60 steps: 97.3M -> 63.0M in its 414k calls, Jp's copy 7.3M); the rows as three calls, not a
+ * loop: the whole build 148.7M -> 143.0M */
+static inline void addRow(double *Gr, const double *a, const cdV2 *Jp, const double *Jj) {
+  cdV2 a0 = {a[0], a[0]}, a1 = {a[1], a[1]}, a2 = {a[2], a[2]}, a3 = {a[3], a[3]}, a4 = {a[4], a[4]}, a5 = {a[5], a[5]}, g;
+  cdV2 s = a0 * Jp[0] + a1 * Jp[1] + a2 * Jp[2] + a3 * Jp[3] + a4 * Jp[4] + a5 * Jp[5];
+  memcpy(&g, Gr, sizeof g);
+  g += s;
+  memcpy(Gr, &g, sizeof g);
+  Gr[2] += a[0] * Jj[12] + a[1] * Jj[13] + a[2] * Jj[14] + a[3] * Jj[15] + a[4] * Jj[16] + a[5] * Jj[17];
+}
+
 static inline void addBlock(double *Gb, const double *JMi, const cdV2 *Jp, const double *Jj) {
-  for (int r = 0; r < 3; r++) {
-    const double *a = &JMi[6 * r];
-    cdV2 a0 = {a[0], a[0]}, a1 = {a[1], a[1]}, a2 = {a[2], a[2]}, a3 = {a[3], a[3]}, a4 = {a[4], a[4]},
-         a5 = {a[5], a[5]}, g;
-    cdV2 s = a0 * Jp[0] + a1 * Jp[1] + a2 * Jp[2] + a3 * Jp[3] + a4 * Jp[4] + a5 * Jp[5];
-    memcpy(&g, &Gb[3 * r], sizeof g);
-    g += s;
-    memcpy(&Gb[3 * r], &g, sizeof g);
-    Gb[3 * r + 2] += a[0] * Jj[12] + a[1] * Jj[13] + a[2] * Jj[14] + a[3] * Jj[15] + a[4] * Jj[16] + a[5] * Jj[17];
-  }
+  addRow(Gb, JMi, Jp, Jj);
+  addRow(Gb + 3, JMi + 6, Jp, Jj);
+  addRow(Gb + 6, JMi + 12, Jp, Jj);
 }
 
 static double seconds(void) {
