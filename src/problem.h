@@ -31,6 +31,7 @@
 #define CD_PROBLEM_H
 
 #include <stddef.h>
+#include <string.h>
 
 /* a square block-sparse matrix of 3x3 blocks (block CSR): block row i holds blocks
  * (i, col[k]) for k in rowptr[i] .. rowptr[i+1]-1, columns ascending, the diagonal block
@@ -165,15 +166,23 @@ static inline void cd_contactProblemRowsMul(const cdContactProblem *p, const dou
   }
 }
 
-/* out (6 nbody) += J_i^T l: contact i's impulse l (3) on its bodies */
+/* out (6 nbody) += J_i^T l: contact i's impulse l (3) on its bodies. Entries e and e + 1 in
+ * a pair of lanes, each the same sum as alone (which the compiler does not do itself: out
+ * might alias J), S2 10 lcp, 60 steps: 97.5M -> 61.3M instructions in cd_ccpJtMul */
 static inline void cd_contactProblemRowsTMulAdd(const cdContactProblem *p, int i, const double l[3], double *out) {
-  double l0 = l[0], l1 = l[1], l2 = l[2]; /* in registers: out may not alias l, but the compiler cannot know */
+  cdV2 l0 = {l[0], l[0]}, l1 = {l[1], l[1]}, l2 = {l[2], l[2]};
   for (int si = 0; si < 2; si++) {
     int k = p->cbody[2 * i + si];
     if (k < 0) continue;
     const double *J = &p->J[36 * (size_t)i + 18 * (size_t)si];
     double *o = &out[6 * (size_t)k];
-    for (int e = 0; e < 6; e++) o[e] += J[e] * l0 + J[6 + e] * l1 + J[12 + e] * l2;
+    for (int e = 0; e < 6; e += 2) {
+      cdV2 a, b, c, oe;
+      memcpy(&a, &J[e], sizeof a), memcpy(&b, &J[6 + e], sizeof b), memcpy(&c, &J[12 + e], sizeof c);
+      memcpy(&oe, &o[e], sizeof oe);
+      oe += a * l0 + b * l1 + c * l2;
+      memcpy(&o[e], &oe, sizeof oe);
+    }
   }
 }
 
