@@ -300,7 +300,7 @@ static void blockRef(const cdContactProblem *p, int i, int j, double ref[9]) {
 /* G's blocks the scalar sums bit for bit, (i, j < i) stored as the transpose of (j, i); G x by
  * columns (cd_blockMatrixMul on a step's G) the same bits as by rows, with a contact without
  * an impulse and negative zeros in x; J M^-1 x by lanes (cd_contactProblemRowsMul with p->JM)
- * the same bits as by rows */
+ * the same bits as by rows, and J^T l by lanes (cd_contactProblemRowsTMulAdd) as by entries */
 CD_TEST(delassusBuildAndProductsAreTheScalarSumsBitForBit) {
   Fixture f;
   cdWorld *w = makeFixture(&f);
@@ -343,6 +343,22 @@ CD_TEST(delassusBuildAndProductsAreTheScalarSumsBitForBit) {
       cd_contactProblemRowsMul(p, JMc, i, xb, s2);
       CHECK(memcmp(s1, s2, sizeof s1) == 0);
     }
+    /* J^T l by lanes against the scalar sums */
+    double *o1 = calloc((size_t)n6, sizeof *o1), *o2 = calloc((size_t)n6, sizeof *o2);
+    CHECK(o1 && o2);
+    for (int i = 0; o1 && o2 && i < nc; i++) {
+      const double *l = &x[3 * i];
+      cd_contactProblemRowsTMulAdd(p, i, l, o1);
+      for (int si = 0; si < 2; si++) {
+        int k = p->cbody[2 * i + si];
+        if (k < 0) continue;
+        const double *J = &p->J[36 * i + 18 * si];
+        for (int e = 0; e < 6; e++) o2[6 * k + e] += J[e] * l[0] + J[6 + e] * l[1] + J[12 + e] * l[2];
+      }
+    }
+    if (o1 && o2) CHECK(memcmp(o1, o2, (size_t)n6 * sizeof *o1) == 0);
+    free(o1);
+    free(o2);
   }
   free(xb);
   free(JMc);
