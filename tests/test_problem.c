@@ -280,3 +280,87 @@ CD_TEST(delassusBlocksEqualDenseJMinvJt) {
   free(G);
   cd_worldFree(w);
 }
+
+/* block (i, j) of G as the scalar sums it stands for (problem.c, addBlock): each entry the
+ * six products of JM_i's row and J_j's row, left to right, added to zero side by side (i's
+ * side a first) */
+static void blockRef(const cdContactProblem *p, int i, int j, double ref[9]) {
+  memset(ref, 0, 9 * sizeof *ref);
+  for (int si = 0; si < 2; si++)
+    for (int sj = 0; sj < 2; sj++) {
+      if (p->cbody[2 * i + si] < 0 || p->cbody[2 * i + si] != p->cbody[2 * j + sj]) continue;
+      const double *a = &p->JM[36 * i + 18 * si], *b = &p->J[36 * j + 18 * sj];
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+          ref[3 * r + c] += a[6 * r] * b[6 * c] + a[6 * r + 1] * b[6 * c + 1] + a[6 * r + 2] * b[6 * c + 2] +
+                            a[6 * r + 3] * b[6 * c + 3] + a[6 * r + 4] * b[6 * c + 4] + a[6 * r + 5] * b[6 * c + 5];
+    }
+}
+
+/* G's blocks the scalar sums bit for bit, (i, j < i) stored as the transpose of (j, i); G x by
+ * columns (cd_blockMatrixMul on a step's G) the same bits as by rows, with a contact without
+ * an impulse and negative zeros in x; J M^-1 x by lanes (cd_contactProblemRowsMul with p->JM)
+ * the same bits as by rows, and J^T l by lanes (cd_contactProblemRowsTMulAdd) as by entries */
+CD_TEST(delassusBuildAndProductsAreTheScalarSumsBitForBit) {
+  Fixture f;
+  cdWorld *w = makeFixture(&f);
+  CHECK(w != NULL);
+  if (!w) return;
+  CHECK(cd_problemBuild(&f.s, w, f.s.dt) == CD_OK);
+  CHECK(cd_contactProblemDelassus(&w->cp) == CD_OK);
+  const cdContactProblem *p = &w->cp;
+  const cdBlockMatrix *B = &p->G;
+  int nc = p->ncon;
+  CHECK(B->transposed == 1);
+  for (int i = 0; i < nc; i++)
+    for (int k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) {
+      int j = B->col[k];
+      double ref[9], t[9];
+      if (j >= i) {
+        blockRef(p, i, j, ref);
+      } else {
+        blockRef(p, j, i, t);
+        for (int r = 0; r < 3; r++)
+          for (int c = 0; c < 3; c++) ref[3 * c + r] = t[3 * r + c];
+      }
+      CHECK(memcmp(ref, &B->val[9 * k], sizeof ref) == 0);
+    }
+  double x[12] = {0.3, -1.25, 2.0, 0, 0, -0.0, -0.7, 0.1, 1e-3, 5.0, -0.0, 0.25}, y1[12], y2[12];
+  cdBlockMatrix rows = *B;
+  rows.transposed = 0;
+  cd_blockMatrixMul(B, x, y1);
+  cd_blockMatrixMul(&rows, x, y2);
+  CHECK(memcmp(y1, y2, sizeof y1) == 0);
+  int n6 = 6 * p->nbody;
+  double *xb = malloc((size_t)n6 * sizeof *xb), *JMc = malloc(36 * (size_t)nc * sizeof *JMc);
+  CHECK(xb && JMc);
+  if (xb && JMc) {
+    for (int k = 0; k < n6; k++) xb[k] = 0.1 * (k + 1) * (k % 2 ? -1 : 1);
+    memcpy(JMc, p->JM, 36 * (size_t)nc * sizeof *JMc);
+    for (int i = 0; i < nc; i++) {
+      double s1[3], s2[3];
+      cd_contactProblemRowsMul(p, p->JM, i, xb, s1);
+      cd_contactProblemRowsMul(p, JMc, i, xb, s2);
+      CHECK(memcmp(s1, s2, sizeof s1) == 0);
+    }
+    /* J^T l by lanes against the scalar sums */
+    double *o1 = calloc((size_t)n6, sizeof *o1), *o2 = calloc((size_t)n6, sizeof *o2);
+    CHECK(o1 && o2);
+    for (int i = 0; o1 && o2 && i < nc; i++) {
+      const double *l = &x[3 * i];
+      cd_contactProblemRowsTMulAdd(p, i, l, o1);
+      for (int si = 0; si < 2; si++) {
+        int k = p->cbody[2 * i + si];
+        if (k < 0) continue;
+        const double *J = &p->J[36 * i + 18 * si];
+        for (int e = 0; e < 6; e++) o2[6 * k + e] += J[e] * l[0] + J[6 + e] * l[1] + J[12 + e] * l[2];
+      }
+    }
+    if (o1 && o2) CHECK(memcmp(o1, o2, (size_t)n6 * sizeof *o1) == 0);
+    free(o1);
+    free(o2);
+  }
+  free(xb);
+  free(JMc);
+  cd_worldFree(w);
+}
