@@ -764,17 +764,27 @@ static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, cons
   c[0] = c01[0], c[1] = c01[1], c[2] = c2;
 }
 
-/* lambda_i = (ln, t1, t2) written into lam and, as pairs, into lamd (blockC) */
-static inline void lambdaPut(double *lam, cdV2 *lamd, int i, double ln, double t1, double t2) {
-  lam[3 * i] = ln, lam[3 * i + 1] = t1, lam[3 * i + 2] = t2;
+/* lambda_i = (ln, t1, t2) written into lamd as pairs (blockC). The sweeps and the checks keep
+ * lambda there alone: lam (3 ncon) is made from it where a stall test's clusters need it, and
+ * lamd from lam wherever lambda changes outside the sweeps (lamdFromLam); writing both in each
+ * block: S2 10's first 60 steps 5.647G -> 5.621G instructions */
+static inline void lambdaPut(cdV2 *lamd, int i, double ln, double t1, double t2) {
   lamd[3 * i] = (cdV2){ln, ln}, lamd[3 * i + 1] = (cdV2){t1, t1}, lamd[3 * i + 2] = (cdV2){t2, t2};
+}
+
+static void lamdFromLam(int nc, const double *lam, cdV2 *lamd) {
+  for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
+}
+
+static void lamFromLamd(int nc, const cdV2 *lamd, double *lam) {
+  for (size_t t = 0; t < 3 * (size_t)nc; t++) lam[t] = lamd[t][0];
 }
 
 /* one block of a sweep at position pos of rows: c (blockC), the block solve from the contact's
  * z (zb: m + 2, bw: the block solve's workspace), z and lambda_i written back; returns the
  * block's step (the change of its z in the residual's units, the estimate of STEP_GATE) */
 static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const double *D, int nc, double vs,
-                                   double *z, double *lam, cdV2 *lamd, double *zb, void *bw) {
+                                   double *z, cdV2 *lamd, double *zb, void *bw) {
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   double c[3];
@@ -799,7 +809,7 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
     t2 += D[2 * l + 1] * zb[1 + l];
   }
   z[nc + nc * m + i] = zb[m + 1];
-  lambdaPut(lam, lamd, i, zb[0], t1, t2);
+  lambdaPut(lamd, i, zb[0], t1, t2);
   return dz;
 }
 
@@ -807,7 +817,7 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
  * as the sums its products make), with everything it calls but blockSolveRest written in
  * (flatten: no call, no memset per candidate, no loop over the directions). */
 __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs,
-                                                  double *z, double *lam, cdV2 *lamd, void *bw) {
+                                                  double *z, cdV2 *lamd, void *bw) {
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   double c[3];
@@ -825,7 +835,7 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   za[0] = zb[1], za[1] = zb[2], za[2] = zb[3], za[3] = zb[4];
   *zbeta = zb[5];
   double t1 = (0.0 + zb[1]) - zb[3], t2 = (0.0 + zb[2]) - zb[4];
-  lambdaPut(lam, lamd, i, zb[0], t1, t2);
+  lambdaPut(lamd, i, zb[0], t1, t2);
   return dz;
 }
 
@@ -895,7 +905,10 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
 
 /* G by columns for the checks' product (checkProduct), made once a solve: each contact j's blocks
  * G_ij (i ascending) with rows 0 and 1 column by column as pairs and row 2 after them, ten
- * doubles a block (16-byte aligned pairs) */
+ * doubles a block (16-byte aligned pairs). A copy of G a solve by rows, for the lanes alone, was
+ * not worth it (contactResidual4); by columns the checks also leave out the contacts without
+ * impulse (checkProduct), and the copy costs 25M instructions against the checks' 168M saved
+ * (S2 10's first 60 steps) */
 typedef struct {
   int scatter; /* 1: the product by columns (G's rows ascend and its entries are finite), 0: by rows */
   int *ptr;    /* (ncon + 2) contact j's blocks at ptr[j] .. ptr[j + 1] - 1 (the last entry spare) */
@@ -940,26 +953,27 @@ static void colsBuild(const cdContactProblem *p, cdBgsCols *c) {
  * and the separated ones: on S2 10's first 60 steps 52 % of the contacts, 56 % of G's blocks),
  * and the blocks of the others take rows 0 and 1 as pairs; by rows (a G whose rows do not
  * ascend or with entries that are not finite), every block. */
-static void checkProduct(const cdContactProblem *p, const cdBgsCols *c, const double *lam, cdV2 *y01, double *y2) {
+static void checkProduct(const cdContactProblem *p, const cdBgsCols *c, const cdV2 *lamd, cdV2 *y01, double *y2) {
   int nc = p->ncon;
   if (!c->scatter) {
     const cdBlockMatrix *G = &p->G;
     for (int i = 0; i < nc; i++) {
       double s0 = 0, s1 = 0, s2 = 0;
       for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
-        const double *B = &G->val[9 * (size_t)t], *lj = &lam[3 * (size_t)G->col[t]];
-        s0 += B[0] * lj[0] + B[1] * lj[1] + B[2] * lj[2];
-        s1 += B[3] * lj[0] + B[4] * lj[1] + B[5] * lj[2];
-        s2 += B[6] * lj[0] + B[7] * lj[1] + B[8] * lj[2];
+        const double *B = &G->val[9 * (size_t)t];
+        const cdV2 *lj = &lamd[3 * (size_t)G->col[t]];
+        s0 += B[0] * lj[0][0] + B[1] * lj[1][0] + B[2] * lj[2][0];
+        s1 += B[3] * lj[0][0] + B[4] * lj[1][0] + B[5] * lj[2][0];
+        s2 += B[6] * lj[0][0] + B[7] * lj[1][0] + B[8] * lj[2][0];
       }
       y01[i] = (cdV2){s0, s1}, y2[i] = s2;
     }
     return;
   }
   for (int j = 0; j < nc; j++) {
-    double l0 = lam[3 * j], l1 = lam[3 * j + 1], l2 = lam[3 * j + 2];
+    cdV2 d0 = lamd[3 * j], d1 = lamd[3 * j + 1], d2 = lamd[3 * j + 2];
+    double l0 = d0[0], l1 = d1[0], l2 = d2[0];
     if (l0 == 0.0 && l1 == 0.0 && l2 == 0.0) continue;
-    cdV2 d0 = {l0, l0}, d1 = {l1, l1}, d2 = {l2, l2};
     for (int q = c->ptr[j]; q < c->ptr[j + 1]; q++) {
       const cdV2 *v = &c->val[5 * (size_t)q];
       int i = c->row[q];
@@ -969,7 +983,7 @@ static void checkProduct(const cdContactProblem *p, const cdBgsCols *c, const do
   }
 }
 
-/* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), rec every
+/* cd_lcpResidual of z, with lamd = lambda(z) (3 ncon pairs, lambdaPut), rec every
  * contact's record (rowsRecords: its 1 / meff_i and mu_i), cols G by columns (colsBuild), y01
  * and y2 the product's space (ncon pairs, ncon) and vs the velocity scale: the same arithmetic
  * (u = G lam + g as checkProduct makes it, cd_lcpContactResidualOf, cd_lcpResidualMax in the
@@ -980,12 +994,12 @@ static void checkProduct(const cdContactProblem *p, const cdBgsCols *c, const do
  * not. One pass over the contacts after the product: each one's u, then its settling (which
  * changes only its own beta, so its own part of the residual), then its part. *changed: 1 when
  * a contact became idle or stopped being idle (the sweeps' rows change), else 0. */
-static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const double *lam,
+static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const cdV2 *lamd,
                          unsigned char *idle, const double *rec, const cdBgsCols *cols, cdV2 *y01, double *y2,
                          double vs, double margin, int *changed) {
   int nc = p->ncon, moved = 0;
   double res = 0.0;
-  checkProduct(p, cols, lam, y01, y2);
+  checkProduct(p, cols, lamd, y01, y2);
   for (int i = 0; i < nc; i++) {
     double ui[3] = {y01[i][0] + p->g[3 * i], y01[i][1] + p->g[3 * i + 1], y2[i] + p->g[3 * i + 2]};
     y01[i] = (cdV2){0.0, 0.0}, y2[i] = 0.0;
@@ -1003,7 +1017,8 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
 }
 
 /* the true residual (sweepCheck) costs one product with G, about a third of a full sweep and
- * as much as the sweep itself once the idle contacts are left out. It is evaluated every
+ * as much as the sweep itself once the idle contacts are left out (by columns, without the
+ * contacts that carry no impulse, the product about half that: checkProduct). It is evaluated every
  * CHECK_EVERY sweeps, and with the active-set tries (the default) only there when near: the
  * sweep's largest block step (the change of each block's z in the residual's units) within
  * STEP_GATE of the nearest threshold the solve acts on (the tolerance, NEWTON_RES); else
@@ -1177,7 +1192,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (stats) *stats = st;
     return CD_OK;
   }
-  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) current lambda */
+  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) lambda outside the sweeps (lambdaPut) */
   double *work = cd_malloc(6 * (size_t)nc * sizeof *work);
   double *best = cd_malloc((size_t)n * sizeof *best);
   double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
@@ -1191,7 +1206,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
-  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) lam's entries as pairs (blockC) */
+  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
   cdBgsCols cols = {0, cd_malloc(((size_t)nc + 2 + nnzb) * sizeof(int)), NULL,
                     cd_malloc((5 * nnzb + (size_t)nc) * sizeof(cdV2) + (size_t)nc * sizeof(double))};
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
@@ -1228,9 +1243,10 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at a stall test */
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
+  lamdFromLam(nc, lam, lamd);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, &cols, y01, y2, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, &cols, y01, y2, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -1239,18 +1255,14 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double bestres = res, ref_res = res;
   while (!(bestres <= thresh) && st.sweeps < maxs) {
     double step = 0.0; /* the largest block step of this sweep, m/s */
-    if (stale) {
-      rowsBuild(p, order, idle, &rows);
-      /* (every change of lambda outside the sweeps marks the rows stale) */
-      for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
-    }
+    if (stale) rowsBuild(p, order, idle, &rows);
     stale = 0;
     st.blocks += rows.n;
     int backward = !tries && st.sweeps % 2;
     for (int ii = 0; ii < rows.n; ii++) {
       int pos = backward ? rows.n - 1 - ii : ii;
-      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, lamd, bw)
-                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, lamd, zb, bw);
+      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lamd, bw)
+                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lamd, zb, bw);
       step = cd_lcpMax(step, dz);
     }
     st.sweeps++;
@@ -1263,7 +1275,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, &cols, y01, y2, vs, margin, &changed);
+    res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, &cols, y01, y2, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
@@ -1275,6 +1287,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         if (!(res < trial_res)) {
           memcpy(z, ztrial, (size_t)n * sizeof *z);
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          lamdFromLam(nc, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = trial_res;
           trial_fails++;
@@ -1293,6 +1306,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
           trial_res = res;
           memcpy(z, zsub, (size_t)n * sizeof *z);
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          lamdFromLam(nc, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = r2;
         } else {
@@ -1315,6 +1329,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
          * sweeps go on from it, and the next try comes NEWTON_AGAIN sweeps later */
         memcpy(z, zsub, (size_t)n * sizeof *z);
         cd_lcpLambdaFromZ(nc, m, D, z, lam);
+        lamdFromLam(nc, lam, lamd);
         memset(idle, 0, (size_t)nc), stale = recheck = 1;
         res = tres;
         newton_sweeps = st.sweeps + NEWTON_AGAIN;
@@ -1326,6 +1341,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       if (tries && prev_ok && st.sweeps >= DRIFT_WAIT && drifts < DRIFT_STEPS && res > STALL_FACTOR * ref_res) {
         if (driftStep(p, m, z, zprev)) {
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          lamdFromLam(nc, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           newton_sweeps = st.sweeps + NEWTON_AGAIN;
           drifted = 1;
@@ -1335,6 +1351,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       if (!drifted && res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES && (!tries || st.sweeps >= CLUSTER_WAIT)) {
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
+        lamFromLamd(nc, lamd, lam);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
         /* each contact's part of cd_lcpResidual, from u = G lambda + g (lam is lambda(z)) */
         cd_contactProblemVelocity(p, lam, u);
@@ -1361,6 +1378,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
           memcpy(lam, lsave, 3 * (size_t)nc * sizeof *lam);
           cluster_fails++;
         }
+        lamdFromLam(nc, lam, lamd);
       }
       ref_sweep = st.sweeps;
       ref_res = res;
