@@ -903,60 +903,24 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
   return finite == 0.0 ? res : NAN;
 }
 
-/* G by columns for the checks' product (checkProduct), made once a solve: each contact j's blocks
- * G_ij (i ascending) with rows 0 and 1 column by column as pairs and row 2 after them, ten
- * doubles a block (16-byte aligned pairs). A copy of G a solve by rows, for the lanes alone, was
- * not worth it (contactResidual4); by columns the checks also leave out the contacts without
- * impulse (checkProduct), and the copy costs 25M instructions against the checks' 168M saved
- * (S2 10's first 60 steps) */
-typedef struct {
-  int scatter; /* 1: the product by columns (G's rows ascend and its entries are finite), 0: by rows */
-  int *ptr;    /* (ncon + 2) contact j's blocks at ptr[j] .. ptr[j + 1] - 1 (the last entry spare) */
-  int *row;    /* (nnzb) the row i of each block */
-  cdV2 *val;   /* (nnzb x 5) (B_00, B_10), (B_01, B_11), (B_02, B_12), (B_20, B_21), (B_22, 0) */
-} cdBgsCols;
-
-static void colsBuild(const cdContactProblem *p, cdBgsCols *c) {
-  const cdBlockMatrix *G = &p->G;
-  int nc = p->ncon, sorted = 1;
-  double fin = 0.0;
-  /* counts at ptr[j + 2], then ptr[j + 1] the start of column j, moved to its end by the fill */
-  memset(c->ptr, 0, ((size_t)nc + 2) * sizeof *c->ptr);
-  for (int i = 0; i < nc; i++)
-    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
-      c->ptr[G->col[t] + 2]++;
-      sorted &= t == G->rowptr[i] || G->col[t] > G->col[t - 1];
-    }
-  for (int j = 0; j < nc; j++) c->ptr[j + 2] += c->ptr[j + 1];
-  for (int i = 0; i < nc; i++)
-    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
-      int q = c->ptr[G->col[t] + 1]++;
-      const double *B = &G->val[9 * (size_t)t];
-      cdV2 *v = &c->val[5 * (size_t)q];
-      c->row[q] = i;
-      v[0] = (cdV2){B[0], B[3]}, v[1] = (cdV2){B[1], B[4]}, v[2] = (cdV2){B[2], B[5]};
-      v[3] = (cdV2){B[6], B[7]}, v[4] = (cdV2){B[8], 0.0};
-      fin += 0.0 * ((((((((B[0] + B[1]) + B[2]) + B[3]) + B[4]) + B[5]) + B[6]) + B[7]) + B[8]);
-    }
-  c->scatter = sorted && fin == 0.0;
-}
-
 /* G lambda into y01 (ncon pairs: rows 0 and 1 of each contact) and y2 (ncon: row 2), zero on
  * entry (cd_bgsSolve zeroes them once, and sweepCheck after it has read each contact's: two stores a
- * contact instead of memset's, which callgrind counts a byte at a time), the same
- * values bit for bit as cd_blockMatrixMul's row sums (which cd_lcpResidual takes). By columns
- * (c->scatter): each contact j with a nonzero lambda_j adds G_ij lambda_j to every y_i, in the
- * order of j, so each y_i receives the products of its row in the row's order (the rows ascend)
- * with the same grouping ((B_r0 l_0 + B_r1 l_1) + B_r2 l_2 added to the sum); a contact without
- * impulse adds nothing: its products are zeros (G finite) and a sum that starts at +0 is never
- * -0, so adding a zero changes no sum. Half the pile's contacts carry none at a check (the idle
- * and the separated ones: on S2 10's first 60 steps 52 % of the contacts, 56 % of G's blocks),
- * and the blocks of the others take rows 0 and 1 as pairs; by rows (a G whose rows do not
- * ascend or with entries that are not finite), every block. */
-static void checkProduct(const cdContactProblem *p, const cdBgsCols *c, const cdV2 *lamd, cdV2 *y01, double *y2) {
+ * contact instead of memset's, which callgrind counts a byte at a time), the same values bit for
+ * bit as cd_blockMatrixMul's row sums (which cd_lcpResidual takes). By columns where
+ * cd_contactProblemDelassus built G (bycols: its rows ascend and each block below the diagonal is
+ * written as the exact transpose of its mirror, problem.c; as lcp.c's delassusByColumns): each
+ * contact j with a nonzero lambda_j adds G_cj lambda_j to every u_c, G_cj read off row j as the
+ * transpose of G_jc (its own block at the diagonal), in the order of j, so each u_c receives its
+ * row's products in the row's order with the row's grouping ((B_r0 l_0 + B_r1 l_1) + B_r2 l_2
+ * added to the sum); a contact without impulse adds nothing: its products are zeros (G is finite)
+ * and a sum that starts at +0 is never -0, so adding a zero changes no sum. Half the pile's
+ * contacts carry none at a check (the idle and the separated ones: on S2 10's first 60 steps 52 %
+ * of the contacts, 56 % of G's blocks), and rows 0 and 1 go as pairs; by rows (any other G), every
+ * block. */
+static void checkProduct(const cdContactProblem *p, int bycols, const cdV2 *lamd, cdV2 *y01, double *y2) {
   int nc = p->ncon;
-  if (!c->scatter) {
-    const cdBlockMatrix *G = &p->G;
+  const cdBlockMatrix *G = &p->G;
+  if (!bycols) {
     for (int i = 0; i < nc; i++) {
       double s0 = 0, s1 = 0, s2 = 0;
       for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
@@ -974,17 +938,24 @@ static void checkProduct(const cdContactProblem *p, const cdBgsCols *c, const cd
     cdV2 d0 = lamd[3 * j], d1 = lamd[3 * j + 1], d2 = lamd[3 * j + 2];
     double l0 = d0[0], l1 = d1[0], l2 = d2[0];
     if (l0 == 0.0 && l1 == 0.0 && l2 == 0.0) continue;
-    for (int q = c->ptr[j]; q < c->ptr[j + 1]; q++) {
-      const cdV2 *v = &c->val[5 * (size_t)q];
-      int i = c->row[q];
-      y01[i] += v[0] * d0 + v[1] * d1 + v[2] * d2;
-      y2[i] += v[3][0] * l0 + v[3][1] * l1 + v[4][0] * l2;
+    int kd = G->diag[j];
+    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
+      if (k == kd) continue;
+      const double *B = &G->val[9 * (size_t)k];
+      int c = G->col[k];
+      cdV2 b0, b1, b2;
+      memcpy(&b0, B, sizeof b0), memcpy(&b1, B + 3, sizeof b1), memcpy(&b2, B + 6, sizeof b2);
+      y01[c] += b0 * d0 + b1 * d1 + b2 * d2;
+      y2[c] += B[2] * l0 + B[5] * l1 + B[8] * l2;
     }
+    const double *B = &G->val[9 * (size_t)kd];
+    y01[j] += (cdV2){B[0], B[3]} * d0 + (cdV2){B[1], B[4]} * d1 + (cdV2){B[2], B[5]} * d2;
+    y2[j] += B[6] * l0 + B[7] * l1 + B[8] * l2;
   }
 }
 
 /* cd_lcpResidual of z, with lamd = lambda(z) (3 ncon pairs, lambdaPut), rec every
- * contact's record (rowsRecords: its 1 / meff_i and mu_i), cols G by columns (colsBuild), y01
+ * contact's record (rowsRecords: its 1 / meff_i and mu_i), bycols checkProduct's way, y01
  * and y2 the product's space (ncon pairs, ncon) and vs the velocity scale: the same arithmetic
  * (u = G lam + g as checkProduct makes it, cd_lcpContactResidualOf, cd_lcpResidualMax in the
  * contacts' order), so the same value bit for bit. It settles the idle contacts (see
@@ -995,11 +966,11 @@ static void checkProduct(const cdContactProblem *p, const cdBgsCols *c, const cd
  * changes only its own beta, so its own part of the residual), then its part. *changed: 1 when
  * a contact became idle or stopped being idle (the sweeps' rows change), else 0. */
 static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const cdV2 *lamd,
-                         unsigned char *idle, const double *rec, const cdBgsCols *cols, cdV2 *y01, double *y2,
+                         unsigned char *idle, const double *rec, int bycols, cdV2 *y01, double *y2,
                          double vs, double margin, int *changed) {
   int nc = p->ncon, moved = 0;
   double res = 0.0;
-  checkProduct(p, cols, lamd, y01, y2);
+  checkProduct(p, bycols, lamd, y01, y2);
   for (int i = 0; i < nc; i++) {
     double ui[3] = {y01[i][0] + p->g[3 * i], y01[i][1] + p->g[3 * i + 1], y2[i] + p->g[3 * i + 2]};
     y01[i] = (cdV2){0.0, 0.0}, y2[i] = 0.0;
@@ -1207,13 +1178,13 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
   cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
-  cdBgsCols cols = {0, cd_malloc(((size_t)nc + 2 + nnzb) * sizeof(int)), NULL,
-                    cd_malloc((5 * nnzb + (size_t)nc) * sizeof(cdV2) + (size_t)nc * sizeof(double))};
+  cdV2 *y01 = cd_malloc((size_t)nc * (sizeof *y01 + sizeof(double))); /* (ncon pairs, ncon) the
+                                                                         checks' G lambda (checkProduct) */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
-      !zprev || !lamd || !cols.ptr || !cols.val) {
+      !zprev || !lamd || !y01) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
     cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
-    cd_free(cols.ptr), cd_free(cols.val);
+    cd_free(y01);
     return CD_ERR_NOMEM;
   }
   int prev_ok = 0, drifts = 0; /* prev_ok: zprev is z at the last stall test, the sweeps' own since */
@@ -1227,11 +1198,10 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   rows.ptr = rows.con + nc, rows.col = rows.ptr + nc + 1, rows.rec = rows.diag + BLOCK_REC * (size_t)nc;
   rows.val = rows.rec + BLOCK_REC * (size_t)nc;
   rowsRecords(p, &rows);
-  cols.row = cols.ptr + nc + 2;
-  cdV2 *y01 = cols.val + 5 * nnzb; /* (ncon pairs, ncon) the checks' G lambda (checkProduct) */
   double *y2 = (double *)(y01 + nc);
   memset(y01, 0, (size_t)nc * (sizeof *y01 + sizeof *y2));
-  colsBuild(p, &cols);
+  /* (p->JM is made only with a G that cd_contactProblemDelassus builds) */
+  int bycols = p->JM && !p->delassus_pending;
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
   int tries = opt && opt->newton;
@@ -1246,7 +1216,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   lamdFromLam(nc, lam, lamd);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, &cols, y01, y2, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, bycols, y01, y2, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -1275,7 +1245,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, &cols, y01, y2, vs, margin, &changed);
+    res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, bycols, y01, y2, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
@@ -1402,7 +1372,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
   cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
-  cd_free(cols.ptr), cd_free(cols.val);
+  cd_free(y01);
   if (stats) *stats = st;
   return rc;
 }
