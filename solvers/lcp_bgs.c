@@ -734,7 +734,10 @@ typedef struct {
   int n;        /* contacts swept */
   int *con;     /* (ncon) the swept contacts, forward-sweep order */
   int *ptr;     /* (ncon + 1) their blocks in col, val */
-  int *col;     /* (nnzb) the other contact j of each block, as 3 j (its lambda's place) */
+  int *col;     /* (nnzb) the other contact j of each block, as the byte offset of its lambda's
+                   pairs in lamd (48 j: blockC's loads then index lamd directly, two instructions
+                   fewer a block than 3 j, which the loop scaled to bytes first: S2 10's first 60
+                   steps 5.664G -> 5.647G) */
   double *diag; /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
   double *rec;  /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
   double *val;  /* (nnzb x 9) the blocks G_ij: rows 0 and 1 column by column (B_00, B_10, B_01,
@@ -752,7 +755,7 @@ static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, cons
   double c2 = dg[REC_G + 2];
   for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
     const double *Bt = &rows->val[9 * (size_t)t];
-    const cdV2 *lj = &lamd[rows->col[t]];
+    const cdV2 *lj = (const cdV2 *)(const void *)((const char *)lamd + rows->col[t]);
     cdV2 b0, b1, b2;
     memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
     c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];
@@ -761,17 +764,27 @@ static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, cons
   c[0] = c01[0], c[1] = c01[1], c[2] = c2;
 }
 
-/* lambda_i = (ln, t1, t2) written into lam and, as pairs, into lamd (blockC) */
-static inline void lambdaPut(double *lam, cdV2 *lamd, int i, double ln, double t1, double t2) {
-  lam[3 * i] = ln, lam[3 * i + 1] = t1, lam[3 * i + 2] = t2;
+/* lambda_i = (ln, t1, t2) written into lamd as pairs (blockC). The sweeps and the checks keep
+ * lambda there alone: lam (3 ncon) is made from it where a stall test's clusters need it, and
+ * lamd from lam wherever lambda changes outside the sweeps (lamdFromLam); writing both in each
+ * block: S2 10's first 60 steps 5.647G -> 5.621G instructions */
+static inline void lambdaPut(cdV2 *lamd, int i, double ln, double t1, double t2) {
   lamd[3 * i] = (cdV2){ln, ln}, lamd[3 * i + 1] = (cdV2){t1, t1}, lamd[3 * i + 2] = (cdV2){t2, t2};
+}
+
+static void lamdFromLam(int nc, const double *lam, cdV2 *lamd) {
+  for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
+}
+
+static void lamFromLamd(int nc, const cdV2 *lamd, double *lam) {
+  for (size_t t = 0; t < 3 * (size_t)nc; t++) lam[t] = lamd[t][0];
 }
 
 /* one block of a sweep at position pos of rows: c (blockC), the block solve from the contact's
  * z (zb: m + 2, bw: the block solve's workspace), z and lambda_i written back; returns the
  * block's step (the change of its z in the residual's units, the estimate of STEP_GATE) */
 static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const double *D, int nc, double vs,
-                                   double *z, double *lam, cdV2 *lamd, double *zb, void *bw) {
+                                   double *z, cdV2 *lamd, double *zb, void *bw) {
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   double c[3];
@@ -796,7 +809,7 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
     t2 += D[2 * l + 1] * zb[1 + l];
   }
   z[nc + nc * m + i] = zb[m + 1];
-  lambdaPut(lam, lamd, i, zb[0], t1, t2);
+  lambdaPut(lamd, i, zb[0], t1, t2);
   return dz;
 }
 
@@ -804,7 +817,7 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
  * as the sums its products make), with everything it calls but blockSolveRest written in
  * (flatten: no call, no memset per candidate, no loop over the directions). */
 __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int pos, const double *D, int nc, double vs,
-                                                  double *z, double *lam, cdV2 *lamd, void *bw) {
+                                                  double *z, cdV2 *lamd, void *bw) {
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   double c[3];
@@ -822,7 +835,7 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   za[0] = zb[1], za[1] = zb[2], za[2] = zb[3], za[3] = zb[4];
   *zbeta = zb[5];
   double t1 = (0.0 + zb[1]) - zb[3], t2 = (0.0 + zb[2]) - zb[4];
-  lambdaPut(lam, lamd, i, zb[0], t1, t2);
+  lambdaPut(lamd, i, zb[0], t1, t2);
   return dz;
 }
 
@@ -850,7 +863,7 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
      * over the first 60 steps) */
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
       int j = G->col[t];
-      r->col[k] = 3 * j;
+      r->col[k] = 3 * (int)sizeof(cdV2) * j;
       const double *B = &G->val[9 * (size_t)t];
       double *v = &r->val[9 * (size_t)k];
       for (int e = 0; e < 3; e++) v[2 * e] = B[e], v[2 * e + 1] = B[3 + e], v[6 + e] = B[6 + e];
@@ -890,34 +903,77 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
   return finite == 0.0 ? res : NAN;
 }
 
-/* cd_lcpResidual of z, with lam = lambda(z) (3 ncon, as cd_lcpLambdaFromZ makes it), rec every
- * contact's record (rowsRecords: its 1 / meff_i and mu_i) and vs the velocity scale: the same arithmetic (each contact's u =
- * (G lam + g)_i, cd_lcpContactResidualOf, cd_lcpResidualMax in the contacts' order), so the
- * same value bit for bit. It settles the idle contacts (see IDLE_MARGIN): a contact
- * without impulse (lambda_n and every alpha zero) whose u_n exceeds margin is idle, and its
- * beta is set to the slip speed of its u_T, the separated candidate of its block solve
- * (candSeparated: with no impulse of its own, c_i = u_i); every other contact is not. One
- * pass over the contacts: each one's u, then its settling (which changes only its own beta,
- * so its own part of the residual), then its part. *changed: 1 when a contact became idle or
- * stopped being idle (the sweeps' rows change), else 0. */
-static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const double *lam,
-                         unsigned char *idle, const double *rec, double vs, double margin, int *changed) {
-  int nc = p->ncon, moved = 0;
+/* G lambda into y01 (ncon pairs: rows 0 and 1 of each contact) and y2 (ncon: row 2), zero on
+ * entry (cd_bgsSolve zeroes them once, and sweepCheck after it has read each contact's: two stores a
+ * contact instead of memset's, which callgrind counts a byte at a time), the same values bit for
+ * bit as cd_blockMatrixMul's row sums (which cd_lcpResidual takes). By columns where
+ * cd_contactProblemDelassus built G (bycols: its rows ascend and each block below the diagonal is
+ * written as the exact transpose of its mirror, problem.c; as lcp.c's delassusByColumns): each
+ * contact j with a nonzero lambda_j adds G_cj lambda_j to every u_c, G_cj read off row j as the
+ * transpose of G_jc (its own block at the diagonal), in the order of j, so each u_c receives its
+ * row's products in the row's order with the row's grouping ((B_r0 l_0 + B_r1 l_1) + B_r2 l_2
+ * added to the sum); a contact without impulse adds nothing: its products are zeros (G is finite)
+ * and a sum that starts at +0 is never -0, so adding a zero changes no sum. Half the pile's
+ * contacts carry none at a check (the idle and the separated ones: on S2 10's first 60 steps 52 %
+ * of the contacts, 56 % of G's blocks), and rows 0 and 1 go as pairs; by rows (any other G), every
+ * block. */
+static void checkProduct(const cdContactProblem *p, int bycols, const cdV2 *lamd, cdV2 *y01, double *y2) {
+  int nc = p->ncon;
   const cdBlockMatrix *G = &p->G;
-  double res = 0.0;
-  for (int i = 0; i < nc; i++) {
-    /* u_i = (G lam + g)_i as cd_blockMatrixMul and cd_lcpResidual sum it, over every block:
-     * an idle contact's lambda is zero (it was not swept), and adding its products (zeros)
-     * changes no sum, while a test for it was a branch the CPU mispredicted (leaving those
-     * blocks out: S2 10, 150 steps, 24 % more of sweepCheck's perf samples) */
-    double s0 = 0, s1 = 0, s2 = 0;
-    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
-      const double *B = &G->val[9 * (size_t)t], *lj = &lam[3 * (size_t)G->col[t]];
-      s0 += B[0] * lj[0] + B[1] * lj[1] + B[2] * lj[2];
-      s1 += B[3] * lj[0] + B[4] * lj[1] + B[5] * lj[2];
-      s2 += B[6] * lj[0] + B[7] * lj[1] + B[8] * lj[2];
+  if (!bycols) {
+    for (int i = 0; i < nc; i++) {
+      double s0 = 0, s1 = 0, s2 = 0;
+      for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
+        const double *B = &G->val[9 * (size_t)t];
+        const cdV2 *lj = &lamd[3 * (size_t)G->col[t]];
+        s0 += B[0] * lj[0][0] + B[1] * lj[1][0] + B[2] * lj[2][0];
+        s1 += B[3] * lj[0][0] + B[4] * lj[1][0] + B[5] * lj[2][0];
+        s2 += B[6] * lj[0][0] + B[7] * lj[1][0] + B[8] * lj[2][0];
+      }
+      y01[i] = (cdV2){s0, s1}, y2[i] = s2;
     }
-    double ui[3] = {s0 + p->g[3 * i], s1 + p->g[3 * i + 1], s2 + p->g[3 * i + 2]};
+    return;
+  }
+  for (int j = 0; j < nc; j++) {
+    cdV2 d0 = lamd[3 * j], d1 = lamd[3 * j + 1], d2 = lamd[3 * j + 2];
+    double l0 = d0[0], l1 = d1[0], l2 = d2[0];
+    if (l0 == 0.0 && l1 == 0.0 && l2 == 0.0) continue;
+    int kd = G->diag[j];
+    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
+      if (k == kd) continue;
+      const double *B = &G->val[9 * (size_t)k];
+      int c = G->col[k];
+      cdV2 b0, b1, b2;
+      memcpy(&b0, B, sizeof b0), memcpy(&b1, B + 3, sizeof b1), memcpy(&b2, B + 6, sizeof b2);
+      y01[c] += b0 * d0 + b1 * d1 + b2 * d2;
+      y2[c] += B[2] * l0 + B[5] * l1 + B[8] * l2;
+    }
+    const double *B = &G->val[9 * (size_t)kd];
+    y01[j] += (cdV2){B[0], B[3]} * d0 + (cdV2){B[1], B[4]} * d1 + (cdV2){B[2], B[5]} * d2;
+    y2[j] += B[6] * l0 + B[7] * l1 + B[8] * l2;
+  }
+}
+
+/* cd_lcpResidual of z, with lamd = lambda(z) (3 ncon pairs, lambdaPut), rec every
+ * contact's record (rowsRecords: its 1 / meff_i and mu_i), bycols checkProduct's way, y01
+ * and y2 the product's space (ncon pairs, ncon) and vs the velocity scale: the same arithmetic
+ * (u = G lam + g as checkProduct makes it, cd_lcpContactResidualOf, cd_lcpResidualMax in the
+ * contacts' order), so the same value bit for bit. It settles the idle contacts (see
+ * IDLE_MARGIN): a contact without impulse (lambda_n and every alpha zero) whose u_n exceeds
+ * margin is idle, and its beta is set to the slip speed of its u_T, the separated candidate of
+ * its block solve (candSeparated: with no impulse of its own, c_i = u_i); every other contact is
+ * not. One pass over the contacts after the product: each one's u, then its settling (which
+ * changes only its own beta, so its own part of the residual), then its part. *changed: 1 when
+ * a contact became idle or stopped being idle (the sweeps' rows change), else 0. */
+static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const cdV2 *lamd,
+                         unsigned char *idle, const double *rec, int bycols, cdV2 *y01, double *y2,
+                         double vs, double margin, int *changed) {
+  int nc = p->ncon, moved = 0;
+  double res = 0.0;
+  checkProduct(p, bycols, lamd, y01, y2);
+  for (int i = 0; i < nc; i++) {
+    double ui[3] = {y01[i][0] + p->g[3 * i], y01[i][1] + p->g[3 * i + 1], y2[i] + p->g[3 * i + 2]};
+    y01[i] = (cdV2){0.0, 0.0}, y2[i] = 0.0;
     int sep = z[i] == 0.0 && ui[0] > margin;
     for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
     moved |= idle[i] != sep;
@@ -932,7 +988,8 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
 }
 
 /* the true residual (sweepCheck) costs one product with G, about a third of a full sweep and
- * as much as the sweep itself once the idle contacts are left out. It is evaluated every
+ * as much as the sweep itself once the idle contacts are left out (by columns, without the
+ * contacts that carry no impulse, the product about half that: checkProduct). It is evaluated every
  * CHECK_EVERY sweeps, and with the active-set tries (the default) only there when near: the
  * sweep's largest block step (the change of each block's z in the residual's units) within
  * STEP_GATE of the nearest threshold the solve acts on (the tolerance, NEWTON_RES); else
@@ -1106,7 +1163,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (stats) *stats = st;
     return CD_OK;
   }
-  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) current lambda */
+  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) lambda outside the sweeps (lambdaPut) */
   double *work = cd_malloc(6 * (size_t)nc * sizeof *work);
   double *best = cd_malloc((size_t)n * sizeof *best);
   double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
@@ -1120,11 +1177,14 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
-  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) lam's entries as pairs (blockC) */
+  cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
+  cdV2 *y01 = cd_malloc((size_t)nc * (sizeof *y01 + sizeof(double))); /* (ncon pairs, ncon) the
+                                                                         checks' G lambda (checkProduct) */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
-      !zprev || !lamd) {
+      !zprev || !lamd || !y01) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
     cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
+    cd_free(y01);
     return CD_ERR_NOMEM;
   }
   int prev_ok = 0, drifts = 0; /* prev_ok: zprev is z at the last stall test, the sweeps' own since */
@@ -1138,6 +1198,10 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   rows.ptr = rows.con + nc, rows.col = rows.ptr + nc + 1, rows.rec = rows.diag + BLOCK_REC * (size_t)nc;
   rows.val = rows.rec + BLOCK_REC * (size_t)nc;
   rowsRecords(p, &rows);
+  double *y2 = (double *)(y01 + nc);
+  memset(y01, 0, (size_t)nc * (sizeof *y01 + sizeof *y2));
+  /* (p->JM is made only with a G that cd_contactProblemDelassus builds) */
+  int bycols = p->JM && !p->delassus_pending;
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
   int tries = opt && opt->newton;
@@ -1149,9 +1213,10 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at a stall test */
 
   cd_lcpLambdaFromZ(nc, m, D, z, lam);
+  lamdFromLam(nc, lam, lamd);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, bycols, y01, y2, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -1160,18 +1225,14 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double bestres = res, ref_res = res;
   while (!(bestres <= thresh) && st.sweeps < maxs) {
     double step = 0.0; /* the largest block step of this sweep, m/s */
-    if (stale) {
-      rowsBuild(p, order, idle, &rows);
-      /* (every change of lambda outside the sweeps marks the rows stale) */
-      for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
-    }
+    if (stale) rowsBuild(p, order, idle, &rows);
     stale = 0;
     st.blocks += rows.n;
     int backward = !tries && st.sweeps % 2;
     for (int ii = 0; ii < rows.n; ii++) {
       int pos = backward ? rows.n - 1 - ii : ii;
-      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lam, lamd, bw)
-                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lam, lamd, zb, bw);
+      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lamd, bw)
+                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lamd, zb, bw);
       step = cd_lcpMax(step, dz);
     }
     st.sweeps++;
@@ -1184,7 +1245,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, axes, z, lam, idle, rows.rec, vs, margin, &changed);
+    res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, bycols, y01, y2, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
@@ -1196,6 +1257,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         if (!(res < trial_res)) {
           memcpy(z, ztrial, (size_t)n * sizeof *z);
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          lamdFromLam(nc, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = trial_res;
           trial_fails++;
@@ -1214,6 +1276,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
           trial_res = res;
           memcpy(z, zsub, (size_t)n * sizeof *z);
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          lamdFromLam(nc, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = r2;
         } else {
@@ -1236,6 +1299,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
          * sweeps go on from it, and the next try comes NEWTON_AGAIN sweeps later */
         memcpy(z, zsub, (size_t)n * sizeof *z);
         cd_lcpLambdaFromZ(nc, m, D, z, lam);
+        lamdFromLam(nc, lam, lamd);
         memset(idle, 0, (size_t)nc), stale = recheck = 1;
         res = tres;
         newton_sweeps = st.sweeps + NEWTON_AGAIN;
@@ -1247,6 +1311,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       if (tries && prev_ok && st.sweeps >= DRIFT_WAIT && drifts < DRIFT_STEPS && res > STALL_FACTOR * ref_res) {
         if (driftStep(p, m, z, zprev)) {
           cd_lcpLambdaFromZ(nc, m, D, z, lam);
+          lamdFromLam(nc, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           newton_sweeps = st.sweeps + NEWTON_AGAIN;
           drifted = 1;
@@ -1256,6 +1321,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       if (!drifted && res > STALL_FACTOR * ref_res && cluster_fails < CLUSTER_TRIES && (!tries || st.sweeps >= CLUSTER_WAIT)) {
         /* stalled: solve the clusters around the worst contacts exactly */
         memcpy(zsave, z, (size_t)n * sizeof *z);
+        lamFromLamd(nc, lamd, lam);
         memcpy(lsave, lam, 3 * (size_t)nc * sizeof *lam);
         /* each contact's part of cd_lcpResidual, from u = G lambda + g (lam is lambda(z)) */
         cd_contactProblemVelocity(p, lam, u);
@@ -1282,6 +1348,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
           memcpy(lam, lsave, 3 * (size_t)nc * sizeof *lam);
           cluster_fails++;
         }
+        lamdFromLam(nc, lam, lamd);
       }
       ref_sweep = st.sweeps;
       ref_res = res;
@@ -1305,6 +1372,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
   cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
+  cd_free(y01);
   if (stats) *stats = st;
   return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccp_velocity.h"
 #include "lcp.h"
 #include "problem.h"
 #include "simtest.h"
@@ -342,6 +343,52 @@ CD_TEST(lcpDelassusProductThroughTheBodiesIsG) {
       printf("    10-cube stack, G not built: max |G x - J M^-1 J^T x| %.2e\n", err2);
       CHECK_MSG(err2 <= 1e-13 * gmax * xmax, "max difference %.3g", err2);
     }
+    free(x);
+    cd_simFree(&sim);
+  }
+}
+
+CD_TEST(lcpDelassusProductLeavesOutContactsWithoutImpulseBitForBit) {
+  /* cd_lcpDelassusMul leaves out the contacts with x_i = 0 (lcp.c: their products are zeros,
+   * and a sum that starts at +0 never becomes -0): through G by columns (a row of three
+   * spheres on the ground: 5 contacts, G's form) and through the bodies (the 10-cube stack),
+   * the same bits as the products over every contact, cd_blockMatrixMul and J M^-1 (J^T x)
+   * with cd_ccpJtMul; x with zero contacts (+0 and -0) among nonzero ones */
+  char stack[4096];
+  stackScene(stack, sizeof stack, 10);
+  const char *row =
+      "{\"gravity\": [0, 0, -9.81], \"dt\": 0.01, \"steps\": 2,"
+      " \"ground\": {\"height\": 0, \"material\": \"m\"}, \"materials\": {\"m\": {\"friction\": 0.5}},"
+      " \"bodies\": [{\"name\": \"a\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 1,"
+      " \"position\": [0, 0, 0.0999], \"material\": \"m\"},"
+      " {\"name\": \"b\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 2,"
+      " \"position\": [0.1998, 0.001, 0.0999], \"material\": \"m\"},"
+      " {\"name\": \"c\", \"shape\": \"sphere\", \"radius\": 0.1, \"mass\": 3,"
+      " \"position\": [0.3996, -0.002, 0.0999], \"material\": \"m\"}]}";
+  const char *scenes[2] = {row, stack};
+  for (int sc = 0; sc < 2; sc++) {
+    cdSim sim;
+    if (cd_simMake(&sim, scenes[sc], "lcp", NULL)) return;
+    CHECK(cd_simStep(&sim) == 0);
+    cdContactProblem *p = &sim.world->cp;
+    CHECK(p->ncon == (sc ? 40 : 5) && cd_contactProblemDelassus(p) == 0);
+    size_t nb = cd_lcpDelassusScratch(p);
+    CHECK(nb == (sc ? 6 * (size_t)p->nbody : 0));
+    int n3 = 3 * p->ncon;
+    double *x = malloc(3 * (size_t)n3 * sizeof *x + 2 * (nb ? nb : 1) * sizeof *x), *y1 = x + n3, *y2 = y1 + n3;
+    double *wb = y2 + n3, *wr = wb + (nb ? nb : 1);
+    CHECK(x != NULL);
+    if (!x) return;
+    for (int k = 0; k < n3; k++) x[k] = sin(1.7 * k + 0.3);
+    for (int i = 1; i < p->ncon; i += 3) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = i % 2 ? 0.0 : -0.0;
+    if (sc) {
+      cd_ccpJtMul(p, x, wr);
+      for (int i = 0; i < p->ncon; i++) cd_contactProblemRowsMul(p, p->JM, i, wr, &y1[3 * i]);
+    } else {
+      cd_blockMatrixMul(&p->G, x, y1);
+    }
+    cd_lcpDelassusMul(p, x, y2, nb ? wb : NULL);
+    CHECK_MSG(memcmp(y1, y2, (size_t)n3 * sizeof *y1) == 0, "%s: the products differ", sc ? "stack" : "row");
     free(x);
     cd_simFree(&sim);
   }
