@@ -173,61 +173,20 @@ size_t cd_lcpDelassusScratch(const cdContactProblem *p) {
   return body < assembled ? 6 * (size_t)p->nbody : 0;
 }
 
-/* y = G x for a G that cd_contactProblemDelassus built (problem.c: its rows ascend and each
- * block below the diagonal is the exact transpose of its mirror, written as such), the same
- * values bit for bit as cd_blockMatrixMul: by columns, each contact j whose x_j is not zero
- * adds G_cj x_j to every y_c, G_cj read off row j as the transpose of G_jc (its own block at
- * the diagonal), so each y_c receives its row's products in the row's order with the row's
- * grouping ((G_r0 x_0 + G_r1 x_1) + G_r2 x_2 added to the sum); a contact with x_j = 0 adds
- * nothing (G is finite: its products are zeros, and a sum that starts at +0 is never -0, so
- * adding a zero changes no sum). The active-set method's products are of impulses where about
- * half the contacts carry none (the separated ones: S2 10's first 60 steps, 49 % of the
- * blocks' columns at x_j = 0): its 557 products through G 252.5M -> 157.7M instructions (the
- * run 5.839G -> 5.752G; rows 0 and 1 in lanes besides, -9M) */
-typedef double cdLcpV2 __attribute__((vector_size(16))); /* two lanes (SSE2 on x86-64) */
-
-static void delassusByColumns(const cdBlockMatrix *G, const double *x, double *y) {
-  int nc = G->nblock;
-  memset(y, 0, 3 * (size_t)nc * sizeof *y);
-  for (int j = 0; j < nc; j++) {
-    double x0 = x[3 * j], x1 = x[3 * j + 1], x2 = x[3 * j + 2];
-    if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
-    int kd = G->diag[j];
-    cdLcpV2 d0 = {x0, x0}, d1 = {x1, x1}, d2 = {x2, x2};
-    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
-      if (k == kd) continue;
-      /* rows 0 and 1 of G_cj = G_jc^T as a pair of lanes: (B_00, B_01) x_0 + .., the same
-       * products and sums in the same order as the scalar rows */
-      const double *B = &G->val[9 * (size_t)k];
-      double *yc = &y[3 * (size_t)G->col[k]];
-      cdLcpV2 b0, b1, b2, y01;
-      memcpy(&b0, B, sizeof b0), memcpy(&b1, B + 3, sizeof b1), memcpy(&b2, B + 6, sizeof b2);
-      memcpy(&y01, yc, sizeof y01);
-      y01 += b0 * d0 + b1 * d1 + b2 * d2;
-      memcpy(yc, &y01, sizeof y01);
-      yc[2] += B[2] * x0 + B[5] * x1 + B[8] * x2;
-    }
-    const double *B = &G->val[9 * (size_t)kd];
-    double *yj = &y[3 * (size_t)j];
-    yj[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
-    yj[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
-    yj[2] += B[6] * x0 + B[7] * x1 + B[8] * x2;
-  }
-}
-
 void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, double *wb) {
   if (!wb || !cd_lcpDelassusScratch(p)) {
-    /* (p->JM is made only with a G that cd_contactProblemDelassus builds) */
-    if (p->JM && !p->delassus_pending)
-      delassusByColumns(&p->G, x, y);
-    else
-      cd_blockMatrixMul(&p->G, x, y);
+    /* (by columns, the contacts with x_j = 0 left out, where cd_contactProblemDelassus built
+     * G: problem_block.c; the active-set method's products are of impulses where about half
+     * the contacts carry none: S2 10's first 60 steps, its 557 products through G 252.5M ->
+     * 135M instructions) */
+    cd_blockMatrixMul(&p->G, x, y);
     return;
   }
   /* y = (J M^-1) (J^T x), contact by contact; while G is not built there is no J M^-1 either:
    * wb = M^-1 (J^T x) body by body, then y = J wb. J^T x as cd_ccpJtMul sums it, the contacts
-   * with x_i = 0 left out (as in delassusByColumns: J is finite, and a sum that starts at +0
-   * never becomes -0, so their zero products change nothing): the same values bit for bit,
+   * with x_i = 0 left out (as in G's product by columns, problem_block.c: J is finite, and a
+   * sum that starts at +0 never becomes -0, so their zero products change nothing): the same
+   * values bit for bit,
    * S2 10's first 60 steps: its 242 products through the bodies' J^T x 110.7M -> 54M
    * instructions (the run 5.720G -> 5.664G) */
   memset(wb, 0, 6 * (size_t)p->nbody * sizeof *wb);

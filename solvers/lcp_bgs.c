@@ -908,7 +908,7 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
  * contact instead of memset's, which callgrind counts a byte at a time), the same values bit for
  * bit as cd_blockMatrixMul's row sums (which cd_lcpResidual takes). By columns where
  * cd_contactProblemDelassus built G (bycols: its rows ascend and each block below the diagonal is
- * written as the exact transpose of its mirror, problem.c; as lcp.c's delassusByColumns): each
+ * written as the exact transpose of its mirror, problem.c: G.transposed; as cd_blockMatrixMul): each
  * contact j with a nonzero lambda_j adds G_cj lambda_j to every u_c, G_cj read off row j as the
  * transpose of G_jc (its own block at the diagonal), in the order of j, so each u_c receives its
  * row's products in the row's order with the row's grouping ((B_r0 l_0 + B_r1 l_1) + B_r2 l_2
@@ -1200,8 +1200,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   rowsRecords(p, &rows);
   double *y2 = (double *)(y01 + nc);
   memset(y01, 0, (size_t)nc * (sizeof *y01 + sizeof *y2));
-  /* (p->JM is made only with a G that cd_contactProblemDelassus builds) */
-  int bycols = p->JM && !p->delassus_pending;
+  int bycols = p->G.transposed; /* (cd_contactProblemDelassus built G) */
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
   int tries = opt && opt->newton;
