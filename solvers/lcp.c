@@ -20,8 +20,8 @@
  * sticking, sliding at a vertex or along an edge of the polygon) makes its rows linear
  * equations, the active set's sparse system is factored directly (CHOLMOD when every active
  * contact sticks, KLU with sliding friction; regularised and refined: the impulses nearest
- * the start) and violated modes change, largest first, backtracking to the best iterate
- * with half as many changes when an active set is no better; its first modes are read off
+ * the start) and violated modes change, the neighbourhoods' largest, until an active set
+ * is no better than the best iterate, from which bgs goes on; its first modes are read off
  * its start. "lemke" (lcp_lemke.c) on the dense A, exact up to roundoff (checked to 1e-10
  * in the residual's units). "bgs" (lcp_bgs.c, alias "pgs") block Gauss-Seidel over
  * contacts, each block solved exactly, with subspace steps (lcp_subspace.c) and exact

@@ -1031,7 +1031,7 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
  * sweeps; and once more when the sweeps meet the rule, so that the answer is well inside
  * the tolerance (and the next step's warm start keeps its modes: on the pyramid, answers
  * left by the sweeps at 1e-9 made the next steps' modes unreadable). A try that does not
- * solve costs a few active sets (lcp_newton.c: its backtracking), at most CD_BGS_TRY_SETS
+ * solve costs a few active sets (lcp_newton.c: until one is no better), at most CD_BGS_TRY_SETS
  * (lcp_bgs.h), and none that it or an earlier try of the step solved (remember: the tries
  * from nearby iterates meet the same active sets); a try whose first set an earlier try solved
  * escapes (lcp_newton.c, escape: that set's single changes not solved yet, up to
@@ -1060,8 +1060,9 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
  * (+1 % .. +24 %: each moves which rare steps crawl for hundreds of sweeps; with 40, a step of
  * S2 10 itself ended unconverged at the sweep limit; after CLUSTER_WAIT, 30 sweeps: the same
  * work, 16 % fewer sweeps for 32 % more sets; with the LDU, a set 9.1 sweeps: 30 +8 %, 40 +3 %,
- * 6 sets +2.5 %). tests/bench/HISTORY.md (helper lcptries) has
- * the figures and the trace of why first tries fail. */
+ * 6 sets +2.5 %; all with lcp_newton.c's old backtracking over fewer changes: since a try
+ * ends at its first set no better, 6 sets, lcp_bgs.h). tests/bench/HISTORY.md (helper
+ * lcptries) has the figures and the trace of why first tries fail. */
 /* idle contacts: a contact that carries no impulse and whose contact velocity u_n exceeds
  * IDLE_MARGIN vscale at a residual check (separated by more than that within the contact
  * margin, or opening) is left out of the sweeps until the next check, which settles its beta

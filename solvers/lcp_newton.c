@@ -153,13 +153,20 @@
  * violation points to (nextMode). Changing every violated mode at once cycles on coupled
  * contacts (one wrong change among twenty on the pyramid sends the residual from 3e-2 to
  * 0.5). The method keeps its best iterate: after a better one, all of its violators
- * change mode; after one that is no better, it goes back to the best iterate and changes
- * half as many, largest violation first (the safeguard of block principal pivoting,
- * Judice & Pires, as a backtracking line search over the number of changes), down to the
- * largest violator's change alone (the landing of a 1000-sphere pile, S2 10 step 82: from
- * the sweeps' iterate one wrongly pressing contact made sixteen neighbours violate theirs;
- * their changes, then half, a quarter and an eighth of them, all failed, and the try
- * that changed that contact alone was never made). An active set already solved is not
+ * change mode; at the first one that is no better, it ends with the best iterate, from
+ * which its callers' sweeps go on (lcp.c's step and the tries inside bgs, lcp_bgs.c: every
+ * caller has sweeps after it). It used to go back to the best iterate and change half as
+ * many, largest violation first, down to the largest violator's change alone (block
+ * principal pivoting's safeguard, Judice & Pires, as a backtracking over the number of
+ * changes): traced on the 1000-sphere pile's first 130 steps (S2 10), 190 of the tries'
+ * 733 active sets were such sets no better than the best, 131 of them after the try's first,
+ * and 12 of those 131 improved on the best and 7 tries solved after one; the sweeps find
+ * those modes for less. Ten piles of its kind (S2 10 and the generator's seeds 1-9, 400
+ * steps each), with the tries' limit of 4 sets: 16,871 -> 14,653 sets, 614.2 -> 612.5
+ * iterations a step summed; with the limit at 6 (CD_BGS_TRY_SETS: the tries that still
+ * improve at their fourth set go on) 14,082 sets and 584.7 iterations, every step converged;
+ * four more piles (seeds 10-13) 6,475 -> 5,643 sets, 235.8 -> 237.4 iterations; the 55-cube
+ * pyramid (S4 10) 72 -> 70 factorizations (tests/bench/HISTORY.md). An active set already solved is not
  * solved again (modeHash: it counts as one no better): in this call, and with remember in
  * the calls since cd_lcpNewtonForget (the tries of one step from the sweeps' nearby
  * iterates land on the same sets: S2 10, step 82 solved the same eight sets in four tries;
@@ -2031,7 +2038,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   }
 
   double bestres = INFINITY;
-  int nv = 0, kchg = 0, rc = CD_OK;
+  int nv = 0, rc = CD_OK;
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   if (!(opt && opt->remember)) s->nseen = 0;
   if (opt && opt->escape && s->escaped < ESCAPE_STEP_SETS && remembered(s, modeHash(s, nc))) {
@@ -2071,31 +2078,28 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
       st.iterations++;
       if (!failed) res = checked(s, p, m, D, z, &st);
     }
-    if (res < DECREASE * bestres || (res <= tol && res < bestres)) {
-      /* a better iterate: kept, and every violator of it changes mode next */
-      bestres = res;
-      memcpy(s->zbest, z, (size_t)nz * sizeof *z);
-      memcpy(s->bmode, s->mode, c1), memcpy(s->bkdir, s->kdir, c1 * sizeof(int));
-      memcpy(s->blam, s->lam, c3 * sizeof(double)), memcpy(s->bu, s->u, c3 * sizeof(double));
-      memcpy(s->bviol, s->viol, c1 * sizeof(double));
-      if (res <= target) break;
-      /* its violators (above what the refinement left, when it stopped early) */
-      double floor = s->early ? fmax(target * vs, EARLY_FLOOR * s->early_rn) : target * vs;
-      rankViolators(s, p, floor, &nv);
-      kchg = nv;
-    } else {
-      /* no better (or no solution): back to the best iterate, and half as many of its
-       * violators change, the largest first */
-      if (bestres == INFINITY) break;
-      memcpy(z, s->zbest, (size_t)nz * sizeof *z);
-      memcpy(s->mode, s->bmode, c1), memcpy(s->kdir, s->bkdir, c1 * sizeof(int));
-      memcpy(s->lam, s->blam, c3 * sizeof(double)), memcpy(s->u, s->bu, c3 * sizeof(double));
-      memcpy(s->viol, s->bviol, c1 * sizeof(double));
-      kchg /= 2;
-      if (kchg == 0) break;
+    if (!(res < DECREASE * bestres || (res <= tol && res < bestres))) {
+      /* no better (or no solution): the best iterate is the answer, and the caller's sweeps
+       * go on from it */
+      if (bestres < INFINITY) {
+        memcpy(s->mode, s->bmode, c1), memcpy(s->kdir, s->bkdir, c1 * sizeof(int));
+        memcpy(s->lam, s->blam, c3 * sizeof(double)), memcpy(s->u, s->bu, c3 * sizeof(double));
+        memcpy(s->viol, s->bviol, c1 * sizeof(double));
+      }
+      break;
     }
+    /* a better iterate: kept, and every violator of it changes mode next */
+    bestres = res;
+    memcpy(s->zbest, z, (size_t)nz * sizeof *z);
+    memcpy(s->bmode, s->mode, c1), memcpy(s->bkdir, s->kdir, c1 * sizeof(int));
+    memcpy(s->blam, s->lam, c3 * sizeof(double)), memcpy(s->bu, s->u, c3 * sizeof(double));
+    memcpy(s->bviol, s->viol, c1 * sizeof(double));
+    if (res <= target) break;
+    /* its violators (above what the refinement left, when it stopped early) */
+    double floor = s->early ? fmax(target * vs, EARLY_FLOOR * s->early_rn) : target * vs;
+    rankViolators(s, p, floor, &nv);
     int changed = 0;
-    for (int h = 0; h < nv && changed < kchg; h++) {
+    for (int h = 0; h < nv; h++) {
       int i = s->cand[h], k;
       unsigned char md;
       if (changeOf(s, p, m, D, z, i, local, tol * vs, &md, &k)) {

@@ -763,16 +763,12 @@ static void newtonFromSweeps(int trials, int sweeps, int max_sets, int only_unso
 }
 
 CD_TEST(lcpNewtonFromTheSweepsIterateReportsOnlyAnswersWithinTheTolerance) {
-  /* when an active set is no better than the best iterate, the method goes back to it and
-   * changes half as many of its violators, largest first (lcp_newton.c), down to the largest
-   * one's change alone (on the 1000-sphere pile's landing, one contact pressing where it should
-   * separate made sixteen neighbours violate their modes, and only its change alone solved
-   * the step: tests/bench/HISTORY.md, "The pile's landing"). From three sweeps' iterate of
-   * random problems (40 contacts, 16 bodies) with the tries' block modes, every answer the
-   * method reports converged meets the tolerance, and it solves some of them. (On these random
-   * problems the deeper backtracking solves the same ones as the earlier rule's three
-   * halvings, from 1 to 6 sweeps and two seeds, 60 problems each: measured after bgs's idle
-   * contacts changed the sweeps' iterate; the scene's step is what it changed.) */
+  /* the method ends at its first active set no better than its best iterate, which its
+   * callers' sweeps go on from (lcp_newton.c; it used to go back and change half as many
+   * violators, down to the largest one's change alone: on these problems the same 4 of 30
+   * solved, in 106 active sets against 83 now). From three sweeps' iterate of random problems
+   * (40 contacts, 16 bodies) with the tries' block modes, every answer the method reports
+   * converged meets the tolerance, and it solves some of them. */
   int solved, sets;
   newtonFromSweeps(30, 3, 0, 0, &solved, &sets);
   printf("    from 3 sweeps, 30 problems of 40 contacts: solved %d (%d active sets)\n", solved, sets);
@@ -786,9 +782,10 @@ CD_TEST(lcpNewtonChangesTheLargestViolatorOfEachNeighbourhoodFirst) {
    * pressing where it should separate made the three contacts of its neighbours violate
    * theirs, and changing all four sent the try's four active sets from 0.45 to 2.5e-2; its
    * change alone solved the step). From ten sweeps' iterate of random problems (40 contacts,
-   * 16 bodies), within the four active sets of a try inside bgs (CD_BGS_TRY_SETS), the method
+   * 16 bodies), within the active sets of a try inside bgs (CD_BGS_TRY_SETS), the method
    * solves at least 8 of the 40 (measured: 10; changing every violator: 5), each answer it
-   * reports converged within the tolerance, and in no more active sets in all (67 against 71) */
+   * reports converged within the tolerance, and in no more active sets in all than 71 (61;
+   * with four sets a try and the old backtracking over fewer changes, 67) */
   int solved, sets;
   newtonFromSweeps(40, 10, CD_BGS_TRY_SETS, 1, &solved, &sets);
   printf("    from 10 sweeps, 40 problems of 40 contacts: %d solved within %d active sets (%d sets in all)\n", solved,
