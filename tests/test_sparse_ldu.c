@@ -156,6 +156,17 @@ static int caseMake(denseCase *d, int n) {
 
 static void caseFree(denseCase *d) { free(d->pat), free(d->A), free(d->Ad), free(d->b), free(d->x), free(d->perm); }
 
+/* the block of contacts i, j (unknowns off[i] .. off[i + 1] - 1 and off[j] ..) in d's pattern,
+ * both triangles random in [-1, 1) */
+static void caseBlock(denseCase *d, int n, const int *off, int i, int j) {
+  for (int a = off[i]; a < off[i + 1]; a++)
+    for (int e = off[j]; e < off[j + 1]; e++) {
+      d->pat[a + n * e] = d->pat[e + n * a] = 1;
+      d->A[a + n * e] = 2.0 * rnd() - 1.0;
+      d->A[e + n * a] = 2.0 * rnd() - 1.0;
+    }
+}
+
 CD_TEST(sparseLduSolvesAsADenseLuOnRandomSymmetricPatterns) {
   /* random unsymmetric values on structurally symmetric patterns (sizes 1 to 240, 2 to 6
    * off-diagonal entries a row) in random orders (which fill): A^-1 b by the LDU against a
@@ -223,13 +234,7 @@ CD_TEST(sparseLduSolvesBlockPatternsAsADenseLu) {
     if (!r || !off || !cperm || !made || !f) return;
     for (int i = 0; i < nc; i++)
       for (int j = 0; j <= i; j++) {
-        if (i != j && rnd() >= 4.0 / nc) continue;
-        for (int a = off[i]; a < off[i + 1]; a++)
-          for (int e = off[j]; e < off[j + 1]; e++) {
-            d.pat[a + n * e] = d.pat[e + n * a] = 1;
-            d.A[a + n * e] = 2.0 * rnd() - 1.0;
-            d.A[e + n * a] = 2.0 * rnd() - 1.0;
-          }
+        if (i == j || rnd() < 4.0 / nc) caseBlock(&d, n, off, i, j);
       }
     dominantDiagonal(n, 1.05, 0, d.pat, d.A);
     randomPerm(nc, cperm);
@@ -412,13 +417,7 @@ CD_TEST(sparseLduReanalysesOfChangedContactsFactorAsAFreshAnalysis) {
     if (!made || !g) return;
     for (int i = 0; i < nc; i++)
       for (int j = 0; j <= i; j++) {
-        if (i != j && !cpl[i + nc * j]) continue;
-        for (int a = off[i]; a < off[i + 1]; a++)
-          for (int e = off[j]; e < off[j + 1]; e++) {
-            d.pat[a + n * e] = d.pat[e + n * a] = 1;
-            d.A[a + n * e] = 2.0 * rnd() - 1.0;
-            d.A[e + n * a] = 2.0 * rnd() - 1.0;
-          }
+        if (i == j || cpl[i + nc * j]) caseBlock(&d, n, off, i, j);
       }
     dominantDiagonal(n, 1.05, 0, d.pat, d.A);
     for (int i = 0, k = 0; i < nc; i++)
