@@ -406,10 +406,6 @@ struct cdLcpNewton {
   double *u;    /* (3 ccap) c = G lambda + g */
   double *viol; /* contact residuals (m/s) */
   int *cand;    /* the best iterate's violators, largest first */
-  /* the best iterate's modes, impulses, velocities and residuals (ccap) */
-  unsigned char *bmode;
-  int *bkdir;
-  double *blam, *bu, *bviol;
   struct cdViolator *rank;
   /* per LCP variable (zcap) */
   size_t zcap;
@@ -533,7 +529,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
   cd_free(s->mode), cd_free(s->turn), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq), cd_free(s->wi);
   cd_free(s->lam), cd_free(s->wb), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
-  cd_free(s->bmode), cd_free(s->bkdir), cd_free(s->blam), cd_free(s->bu), cd_free(s->bviol), cd_free(s->rank);
+  cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
   cd_free(s->ka_off), cd_free(s->ka_Kp), cd_free(s->ka_kdir), cd_free(s->ka_Kx), cd_free(s->ka_mode), cd_free(s->ka_same);
@@ -551,9 +547,7 @@ static int reserveContacts(cdLcpNewton *s, const cdContactProblem *p, int m) {
         cd_grow(&s->B, 9 * n, sizeof(double)) || cd_grow(&s->C, 9 * n, sizeof(double)) || cd_grow(&s->sq, n, sizeof(double)) || cd_grow(&s->wi, n, sizeof(double)) ||
         cd_grow(&s->lam, 3 * n, sizeof(double)) || cd_grow(&s->wl, 3 * n, sizeof(double)) ||
         cd_grow(&s->wu, 3 * n, sizeof(double)) || cd_grow(&s->u, 3 * n, sizeof(double)) ||
-        cd_grow(&s->viol, n, sizeof(double)) || cd_grow(&s->cand, n, sizeof(int)) || cd_grow(&s->bmode, n, 1) ||
-        cd_grow(&s->bkdir, n, sizeof(int)) || cd_grow(&s->blam, 3 * n, sizeof(double)) ||
-        cd_grow(&s->bu, 3 * n, sizeof(double)) || cd_grow(&s->bviol, n, sizeof(double)) ||
+        cd_grow(&s->viol, n, sizeof(double)) || cd_grow(&s->cand, n, sizeof(int)) ||
         cd_grow(&s->rank, n, sizeof *s->rank) || cd_grow(&s->pgrp, n, sizeof(int)) ||
         cd_grow(&s->gsum, n, sizeof(double)) || cd_grow(&s->pkey, n, sizeof *s->pkey))
       return -1;
@@ -2078,22 +2072,12 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
       st.iterations++;
       if (!failed) res = checked(s, p, m, D, z, &st);
     }
-    if (!(res < DECREASE * bestres || (res <= tol && res < bestres))) {
-      /* no better (or no solution): the best iterate is the answer, and the caller's sweeps
-       * go on from it */
-      if (bestres < INFINITY) {
-        memcpy(s->mode, s->bmode, c1), memcpy(s->kdir, s->bkdir, c1 * sizeof(int));
-        memcpy(s->lam, s->blam, c3 * sizeof(double)), memcpy(s->u, s->bu, c3 * sizeof(double));
-        memcpy(s->viol, s->bviol, c1 * sizeof(double));
-      }
-      break;
-    }
+    /* no better (or no solution): the best iterate (zbest) is the answer, and the caller's
+     * sweeps go on from it */
+    if (!(res < DECREASE * bestres || (res <= tol && res < bestres))) break;
     /* a better iterate: kept, and every violator of it changes mode next */
     bestres = res;
     memcpy(s->zbest, z, (size_t)nz * sizeof *z);
-    memcpy(s->bmode, s->mode, c1), memcpy(s->bkdir, s->kdir, c1 * sizeof(int));
-    memcpy(s->blam, s->lam, c3 * sizeof(double)), memcpy(s->bu, s->u, c3 * sizeof(double));
-    memcpy(s->bviol, s->viol, c1 * sizeof(double));
     if (res <= target) break;
     /* its violators (above what the refinement left, when it stopped early) */
     double floor = s->early ? fmax(target * vs, EARLY_FLOOR * s->early_rn) : target * vs;
