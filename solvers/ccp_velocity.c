@@ -3,10 +3,14 @@
 
 #include <string.h>
 
-/* out (6 nb) = J^T l */
+/* out (6 nb) = J^T l, the contacts with l_i = 0 left out: J is finite and each sum starts at
+ * +0, which adding a zero product (of either sign) leaves as it is, so the same values bit for
+ * bit; half the contacts carry no impulse in the LCP's products through the bodies (S2 10's
+ * first 60 steps: their 242 J^T x 110.7M -> 54M instructions, cd_lcpDelassusMul) */
 void cd_ccpJtMul(const cdContactProblem *p, const double *l, double *out) {
   memset(out, 0, 6 * (size_t)p->nbody * sizeof(double));
-  for (int i = 0; i < p->ncon; i++) cd_contactProblemRowsTMulAdd(p, i, &l[3 * i], out);
+  for (int i = 0; i < p->ncon; i++)
+    if (l[3 * i] != 0.0 || l[3 * i + 1] != 0.0 || l[3 * i + 2] != 0.0) cd_contactProblemRowsTMulAdd(p, i, &l[3 * i], out);
 }
 
 /* x (6 nb) <- M^-1 x */

@@ -183,15 +183,8 @@ void cd_lcpDelassusMul(const cdContactProblem *p, const double *x, double *y, do
     return;
   }
   /* y = (J M^-1) (J^T x), contact by contact; while G is not built there is no J M^-1 either:
-   * wb = M^-1 (J^T x) body by body, then y = J wb. J^T x as cd_ccpJtMul sums it, the contacts
-   * with x_i = 0 left out (as in G's product by columns, problem_block.c: J is finite, and a
-   * sum that starts at +0 never becomes -0, so their zero products change nothing): the same
-   * values bit for bit,
-   * S2 10's first 60 steps: its 242 products through the bodies' J^T x 110.7M -> 54M
-   * instructions (the run 5.720G -> 5.664G) */
-  memset(wb, 0, 6 * (size_t)p->nbody * sizeof *wb);
-  for (int i = 0; i < p->ncon; i++)
-    if (x[3 * i] != 0.0 || x[3 * i + 1] != 0.0 || x[3 * i + 2] != 0.0) cd_contactProblemRowsTMulAdd(p, i, &x[3 * i], wb);
+   * wb = M^-1 (J^T x) body by body, then y = J wb */
+  cd_ccpJtMul(p, x, wb);
   if (p->delassus_pending) cd_ccpMinvMul(p, wb);
   const double *JM = p->delassus_pending ? p->J : p->JM;
   for (int i = 0; i < p->ncon; i++) cd_contactProblemRowsMul(p, JM, i, wb, &y[3 * i]);
