@@ -766,14 +766,20 @@ static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, cons
 
 /* lambda_i = (ln, t1, t2) written into lamd as pairs (blockC). The sweeps and the checks keep
  * lambda there alone: lam (3 ncon) is made from it where a stall test's clusters need it, and
- * lamd from lam wherever lambda changes outside the sweeps (lamdFromLam); writing both in each
- * block: S2 10's first 60 steps 5.647G -> 5.621G instructions */
+ * lamd from lam or z wherever lambda changes outside the sweeps (lamdFromLam, lamdFromZ);
+ * writing both in each block: S2 10's first 60 steps 5.647G -> 5.621G instructions */
 static inline void lambdaPut(cdV2 *lamd, int i, double ln, double t1, double t2) {
   lamd[3 * i] = (cdV2){ln, ln}, lamd[3 * i + 1] = (cdV2){t1, t1}, lamd[3 * i + 2] = (cdV2){t2, t2};
 }
 
 static void lamdFromLam(int nc, const double *lam, cdV2 *lamd) {
   for (size_t t = 0; t < 3 * (size_t)nc; t++) lamd[t] = (cdV2){lam[t], lam[t]};
+}
+
+/* lamd = lambda(z) (cd_lcpLambdaFromZ, into lam on the way): where the iterate is replaced */
+static void lamdFromZ(int nc, int m, const double *D, const double *z, double *lam, cdV2 *lamd) {
+  cd_lcpLambdaFromZ(nc, m, D, z, lam);
+  lamdFromLam(nc, lam, lamd);
 }
 
 static void lamFromLamd(int nc, const cdV2 *lamd, double *lam) {
@@ -1212,8 +1218,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double thresh = tol, vs = cd_contactProblemVelocityScale(p), margin = IDLE_MARGIN * vs;
   double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at a stall test */
 
-  cd_lcpLambdaFromZ(nc, m, D, z, lam);
-  lamdFromLam(nc, lam, lamd);
+  lamdFromZ(nc, m, D, z, lam, lamd);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
   double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, bycols, y01, y2, vs, margin, &stale);
@@ -1256,8 +1261,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       if (trial_res < INFINITY) {
         if (!(res < trial_res)) {
           memcpy(z, ztrial, (size_t)n * sizeof *z);
-          cd_lcpLambdaFromZ(nc, m, D, z, lam);
-          lamdFromLam(nc, lam, lamd);
+          lamdFromZ(nc, m, D, z, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = trial_res;
           trial_fails++;
@@ -1275,8 +1279,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
           memcpy(ztrial, z, (size_t)n * sizeof *z);
           trial_res = res;
           memcpy(z, zsub, (size_t)n * sizeof *z);
-          cd_lcpLambdaFromZ(nc, m, D, z, lam);
-          lamdFromLam(nc, lam, lamd);
+          lamdFromZ(nc, m, D, z, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           res = r2;
         } else {
@@ -1298,8 +1301,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
         /* the try's best iterate is exact on its modes and below the sweeps' residual: the
          * sweeps go on from it, and the next try comes NEWTON_AGAIN sweeps later */
         memcpy(z, zsub, (size_t)n * sizeof *z);
-        cd_lcpLambdaFromZ(nc, m, D, z, lam);
-        lamdFromLam(nc, lam, lamd);
+        lamdFromZ(nc, m, D, z, lam, lamd);
         memset(idle, 0, (size_t)nc), stale = recheck = 1;
         res = tres;
         newton_sweeps = st.sweeps + NEWTON_AGAIN;
@@ -1310,8 +1312,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       int drifted = 0;
       if (tries && prev_ok && st.sweeps >= DRIFT_WAIT && drifts < DRIFT_STEPS && res > STALL_FACTOR * ref_res) {
         if (driftStep(p, m, z, zprev)) {
-          cd_lcpLambdaFromZ(nc, m, D, z, lam);
-          lamdFromLam(nc, lam, lamd);
+          lamdFromZ(nc, m, D, z, lam, lamd);
           memset(idle, 0, (size_t)nc), stale = recheck = 1;
           newton_sweeps = st.sweeps + NEWTON_AGAIN;
           drifted = 1;
