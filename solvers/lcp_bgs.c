@@ -727,9 +727,6 @@ done:
  * between G's rows, and test no block for an idle neighbour. Building it after every check
  * was 6.5 % of the 1000-sphere pile's run (perf, S2 10, 150 steps: 37 % of cd_bgsSolve's
  * own time), as much as a sweep's products where the checks come every second sweep. */
-/* two doubles operated on lane by lane (GCC's and Clang's vector extension; SSE2 on x86-64) */
-typedef double cdV2 __attribute__((vector_size(16)));
-
 typedef struct {
   int n;        /* contacts swept */
   int *con;     /* (ncon) the swept contacts, forward-sweep order */
