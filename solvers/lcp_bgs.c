@@ -762,7 +762,8 @@ static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, cons
 }
 
 /* lambda_i = (ln, t1, t2) written into lamd as pairs (blockC). The sweeps and the checks keep
- * lambda there alone: lam (3 ncon) is made from it where a stall test's clusters need it, and
+ * lambda there alone: lam (3 ncon) is made from it where it is needed whole (the checks' product,
+ * a stall test's clusters), and
  * lamd from lam or z wherever lambda changes outside the sweeps (lamdFromLam, lamdFromZ);
  * writing both in each block: S2 10's first 60 steps 5.647G -> 5.621G instructions */
 static inline void lambdaPut(cdV2 *lamd, int i, double ln, double t1, double t2) {
@@ -906,77 +907,29 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
   return finite == 0.0 ? res : NAN;
 }
 
-/* G lambda into y01 (ncon pairs: rows 0 and 1 of each contact) and y2 (ncon: row 2), zero on
- * entry (cd_bgsSolve zeroes them once, and sweepCheck after it has read each contact's: two stores a
- * contact instead of memset's, which callgrind counts a byte at a time), the same values bit for
- * bit as cd_blockMatrixMul's row sums (which cd_lcpResidual takes). By columns where
- * cd_contactProblemDelassus built G (bycols: its rows ascend and each block below the diagonal is
- * written as the exact transpose of its mirror, problem.c: G.transposed; as cd_blockMatrixMul): each
- * contact j with a nonzero lambda_j adds G_cj lambda_j to every u_c, G_cj read off row j as the
- * transpose of G_jc (its own block at the diagonal), in the order of j, so each u_c receives its
- * row's products in the row's order with the row's grouping ((B_r0 l_0 + B_r1 l_1) + B_r2 l_2
- * added to the sum); a contact without impulse adds nothing: its products are zeros (G is finite)
- * and a sum that starts at +0 is never -0, so adding a zero changes no sum. Half the pile's
- * contacts carry none at a check (the idle and the separated ones: on S2 10's first 60 steps 52 %
- * of the contacts, 56 % of G's blocks), and rows 0 and 1 go as pairs; by rows (any other G), every
- * block. */
-static void checkProduct(const cdContactProblem *p, int bycols, const cdV2 *lamd, cdV2 *y01, double *y2) {
-  int nc = p->ncon;
-  const cdBlockMatrix *G = &p->G;
-  if (!bycols) {
-    for (int i = 0; i < nc; i++) {
-      double s0 = 0, s1 = 0, s2 = 0;
-      for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
-        const double *B = &G->val[9 * (size_t)t];
-        const cdV2 *lj = &lamd[3 * (size_t)G->col[t]];
-        s0 += B[0] * lj[0][0] + B[1] * lj[1][0] + B[2] * lj[2][0];
-        s1 += B[3] * lj[0][0] + B[4] * lj[1][0] + B[5] * lj[2][0];
-        s2 += B[6] * lj[0][0] + B[7] * lj[1][0] + B[8] * lj[2][0];
-      }
-      y01[i] = (cdV2){s0, s1}, y2[i] = s2;
-    }
-    return;
-  }
-  for (int j = 0; j < nc; j++) {
-    cdV2 d0 = lamd[3 * j], d1 = lamd[3 * j + 1], d2 = lamd[3 * j + 2];
-    double l0 = d0[0], l1 = d1[0], l2 = d2[0];
-    if (l0 == 0.0 && l1 == 0.0 && l2 == 0.0) continue;
-    int kd = G->diag[j];
-    for (int k = G->rowptr[j]; k < G->rowptr[j + 1]; k++) {
-      if (k == kd) continue;
-      const double *B = &G->val[9 * (size_t)k];
-      int c = G->col[k];
-      cdV2 b0, b1, b2;
-      memcpy(&b0, B, sizeof b0), memcpy(&b1, B + 3, sizeof b1), memcpy(&b2, B + 6, sizeof b2);
-      y01[c] += b0 * d0 + b1 * d1 + b2 * d2;
-      y2[c] += B[2] * l0 + B[5] * l1 + B[8] * l2;
-    }
-    const double *B = &G->val[9 * (size_t)kd];
-    y01[j] += (cdV2){B[0], B[3]} * d0 + (cdV2){B[1], B[4]} * d1 + (cdV2){B[2], B[5]} * d2;
-    y2[j] += B[6] * l0 + B[7] * l1 + B[8] * l2;
-  }
-}
-
 /* cd_lcpResidual of z, with lamd = lambda(z) (3 ncon pairs, lambdaPut), rec every
- * contact's record (rowsRecords: its 1 / meff_i and mu_i), bycols checkProduct's way, y01
- * and y2 the product's space (ncon pairs, ncon) and vs the velocity scale: the same arithmetic
- * (u = G lam + g as checkProduct makes it, cd_lcpContactResidualOf, cd_lcpResidualMax in the
- * contacts' order), so the same value bit for bit. It settles the idle contacts (see
- * IDLE_MARGIN): a contact without impulse (lambda_n and every alpha zero) whose u_n exceeds
- * margin is idle, and its beta is set to the slip speed of its u_T, the separated candidate of
- * its block solve (candSeparated: with no impulse of its own, c_i = u_i); every other contact is
- * not. One pass over the contacts after the product: each one's u, then its settling (which
- * changes only its own beta, so its own part of the residual), then its part. *changed: 1 when
- * a contact became idle or stopped being idle (the sweeps' rows change), else 0. */
+ * contact's record (rowsRecords: its 1 / meff_i and mu_i), lam and u (3 ncon each) its space
+ * and vs the velocity scale: the same arithmetic (u = G lam + g by cd_blockMatrixMul,
+ * cd_lcpContactResidualOf, cd_lcpResidualMax in the contacts' order), so the same value bit
+ * for bit. The product goes by columns where cd_contactProblemDelassus built G, and leaves out
+ * the contacts without impulse: half the pile's at a check (the idle and the separated ones: on
+ * S2 10's first 60 steps 52 % of the contacts, 56 % of G's blocks; sweepCheck's own work 440M ->
+ * 284M instructions). It settles the idle contacts (see IDLE_MARGIN): a contact without impulse
+ * (lambda_n and every alpha zero) whose u_n exceeds margin is idle, and its beta is set to the
+ * slip speed of its u_T, the separated candidate of its block solve (candSeparated: with no
+ * impulse of its own, c_i = u_i); every other contact is not. One pass over the contacts after
+ * the product: each one's u, then its settling (which changes only its own beta, so its own
+ * part of the residual), then its part. *changed: 1 when a contact became idle or stopped being
+ * idle (the sweeps' rows change), else 0. */
 static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const cdV2 *lamd,
-                         unsigned char *idle, const double *rec, int bycols, cdV2 *y01, double *y2,
-                         double vs, double margin, int *changed) {
+                         unsigned char *idle, const double *rec, double *lam, double *u, double vs, double margin,
+                         int *changed) {
   int nc = p->ncon, moved = 0;
   double res = 0.0;
-  checkProduct(p, bycols, lamd, y01, y2);
+  lamFromLamd(nc, lamd, lam);
+  cd_blockMatrixMul(&p->G, lam, u);
   for (int i = 0; i < nc; i++) {
-    double ui[3] = {y01[i][0] + p->g[3 * i], y01[i][1] + p->g[3 * i + 1], y2[i] + p->g[3 * i + 2]};
-    y01[i] = (cdV2){0.0, 0.0}, y2[i] = 0.0;
+    double ui[3] = {u[3 * i] + p->g[3 * i], u[3 * i + 1] + p->g[3 * i + 1], u[3 * i + 2] + p->g[3 * i + 2]};
     int sep = z[i] == 0.0 && ui[0] > margin;
     for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
     moved |= idle[i] != sep;
@@ -992,7 +945,7 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
 
 /* the true residual (sweepCheck) costs one product with G, about a third of a full sweep and
  * as much as the sweep itself once the idle contacts are left out (by columns, without the
- * contacts that carry no impulse, the product about half that: checkProduct). It is evaluated every
+ * contacts that carry no impulse, the product about half that: sweepCheck). It is evaluated every
  * CHECK_EVERY sweeps, and with the active-set tries (the default) only there when near: the
  * sweep's largest block step (the change of each block's z in the residual's units) within
  * STEP_GATE of the nearest threshold the solve acts on (the tolerance, NEWTON_RES); else
@@ -1167,7 +1120,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
     if (stats) *stats = st;
     return CD_OK;
   }
-  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) lambda outside the sweeps (lambdaPut) */
+  double *lam = cd_malloc(3 * (size_t)nc * sizeof *lam); /* (ncon x 3) lambda whole (lamFromLamd) */
   double *work = cd_malloc(6 * (size_t)nc * sizeof *work);
   double *best = cd_malloc((size_t)n * sizeof *best);
   double *zb = cd_malloc((size_t)k * sizeof *zb);        /* one block's z */
@@ -1182,13 +1135,10 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
                     cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
   cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
-  cdV2 *y01 = cd_malloc((size_t)nc * (sizeof *y01 + sizeof(double))); /* (ncon pairs, ncon) the
-                                                                         checks' G lambda (checkProduct) */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
-      !zprev || !lamd || !y01) {
+      !zprev || !lamd) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
     cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
-    cd_free(y01);
     return CD_ERR_NOMEM;
   }
   int prev_ok = 0, drifts = 0; /* prev_ok: zprev is z at the last stall test, the sweeps' own since */
@@ -1202,9 +1152,6 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   rows.ptr = rows.con + nc, rows.col = rows.ptr + nc + 1, rows.rec = rows.diag + BLOCK_REC * (size_t)nc;
   rows.val = rows.rec + BLOCK_REC * (size_t)nc;
   rowsRecords(p, &rows);
-  double *y2 = (double *)(y01 + nc);
-  memset(y01, 0, (size_t)nc * (sizeof *y01 + sizeof *y2));
-  int bycols = p->G.transposed; /* (cd_contactProblemDelassus built G) */
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
   int tries = opt && opt->newton;
@@ -1213,12 +1160,12 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
 
   /* the stopping threshold on the relative residual of cd_lcpResidual */
   double thresh = tol, vs = cd_contactProblemVelocityScale(p), margin = IDLE_MARGIN * vs;
-  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda + g at a stall test */
+  double *u = work + 3 * (size_t)nc; /* (3 ncon) G lambda at a check, G lambda + g at a stall test */
 
   lamdFromZ(nc, m, D, z, lam, lamd);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, bycols, y01, y2, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, lam, u, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -1247,7 +1194,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, bycols, y01, y2, vs, margin, &changed);
+    res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, lam, u, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
@@ -1370,7 +1317,6 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
   cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
-  cd_free(y01);
   if (stats) *stats = st;
   return rc;
 }
