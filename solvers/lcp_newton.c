@@ -681,17 +681,20 @@ static int reserveUnknowns(cdLcpNewton *s, int n) {
 static const signed char quarterTurn[4][3] = {{0, 1, 2}, {0, 2, -3}, {0, -3, -2}, {0, -2, 1}};
 
 /* 1 when the last unsymmetric K assembled is held (of this call: the same G, sqrt(meff), turns
- * and directions), with s->ka_same[i] = 1 for each contact whose mode (and direction where the
- * mode has one) is the same as then: its B and C are, and so are K's blocks between two such
- * contacts */
+ * and directions). Either way s->ka_same[i] is contact i's unknowns (0-3) plus KA_SAME when it
+ * is held and the contact's mode (and direction where the mode has one) is the same as then:
+ * its B and C are, and so are K's blocks between two such contacts */
+#define KA_SAME 4
 static int assembledHeld(cdLcpNewton *s, const cdContactProblem *p) {
-  int nc = p->ncon;
-  if (!s->ka_valid || s->ka_nc != nc) return 0;
+  int nc = p->ncon, held = s->ka_valid && s->ka_nc == nc;
+  const unsigned char *mode = s->mode, *kam = s->ka_mode;
+  unsigned char *same = s->ka_same;
   for (int i = 0; i < nc; i++) {
-    int md = s->mode[i];
-    s->ka_same[i] = md == s->ka_mode[i] && ((md != MODE_VERTEX && md != MODE_EDGE) || s->kdir[i] == s->ka_kdir[i]);
+    int md = mode[i];
+    same[i] = (unsigned char)(modeRows[md] +
+                              (held && md == kam[i] && ((md != MODE_VERTEX && md != MODE_EDGE) || s->kdir[i] == s->ka_kdir[i]) ? KA_SAME : 0));
   }
-  return 1;
+  return held;
 }
 
 /* keeps what the unsymmetric K just assembled (n unknowns, in s->Kx; the last one's values in
@@ -699,13 +702,6 @@ static int assembledHeld(cdLcpNewton *s, const cdContactProblem *p) {
 static int assembledKeep(cdLcpNewton *s, const cdContactProblem *p, int n) {
   int nc = p->ncon;
   s->ka_valid = 0;
-  if ((size_t)nc + 1 > s->ka_ccap) {
-    size_t c = (size_t)nc + 1 + (size_t)nc / 2;
-    if (cd_grow(&s->ka_off, c, sizeof(int)) || cd_grow(&s->ka_kdir, c, sizeof(int)) || cd_grow(&s->ka_mode, c, 1) ||
-        cd_grow(&s->ka_same, c, 1))
-      return -1;
-    s->ka_ccap = c;
-  }
   if ((size_t)n + 1 > s->ka_ncap) {
     size_t c = (size_t)n + 1 + (size_t)n / 2;
     if (cd_grow(&s->ka_Kp, c, sizeof(int))) return -1;
@@ -726,7 +722,13 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   const cdBlockMatrix *G = &p->G;
   s->hvalid = 0; /* (Kp, Ki: K's pattern from here) */
   int nc = p->ncon;
-  int reuse = !sym && assembledHeld(s, p);
+  if ((size_t)nc + 1 > s->ka_ccap) {
+    size_t c = (size_t)nc + 1 + (size_t)nc / 2;
+    if (cd_grow(&s->ka_off, c, sizeof(int)) || cd_grow(&s->ka_kdir, c, sizeof(int)) || cd_grow(&s->ka_mode, c, 1) ||
+        cd_grow(&s->ka_same, c, 1))
+      return -1;
+    s->ka_ccap = c;
+  }
   /* an upper bound on the entries: 9 a block of G (counting the active sets' own took 7 % of
    * this function on a 1000-sphere pile), grown by half again (G grows step by step while a
    * pile lands: each growth a copy) */
@@ -747,83 +749,91 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
     /* the whole of K a block column at a time: each block of G (with an active contact) once,
      * its ri x rj block of K into the rj columns (each column len entries: those of the
      * block column's blocks in turn); the same operations per entry as the upper triangle's
-     * below (two loops: one helper for both took 28 % more of this function's instructions) */
+     * below (two loops: one helper for both took 28 % more of this function's instructions).
+     * (Each contact's unknowns and whether its blocks are the last K's in one byte, ka_same,
+     * the arrays' pointers and a contact's offset in locals: the stores no longer reload them;
+     * S2 10, 60 steps: assemble 146.8M instructions -> N, the same values) */
+    assembledHeld(s, p);
+    const unsigned char *info = s->ka_same, *mode = s->mode, *turn = s->turn;
+    const int *off = s->off, *rowptr = G->rowptr, *gcol = G->col;
+    const double *sq = s->sq;
+    int *Kp = s->Kp, *Ki = s->Ki;
+    double *Kx = s->Kx;
     for (int j = 0; j < nc; j++) {
-      int rj = modeRows[s->mode[j]];
+      int rj = info[j] & 3;
       if (!rj) continue;
       const double *Bj = &s->B[9 * j];
-      int len = 0, ro = 0, same = reuse && s->ka_same[j];
-      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-        int i = G->col[t];
-        len += modeRows[s->mode[i]];
-        same = same && s->ka_same[i];
+      int len = 0, ro = 0, all = info[j], oj = off[j];
+      for (int t = rowptr[j]; t < rowptr[j + 1]; t++) {
+        int f = info[gcol[t]];
+        len += f & 3;
+        all &= f;
       }
-      for (int col = 0; col < rj; col++) s->Kp[s->off[j] + col] = (int)e + col * len;
-      if (same) {
+      for (int col = 0; col < rj; col++) Kp[oj + col] = (int)e + col * len;
+      if (all & KA_SAME) {
         /* every block of the column as the last K's of this call (the active sets after a
          * call's first differ in a few contacts' modes): its values copied, the same numbers
          * as the products below would give, its rows from the offsets now. S2 10, 60 steps:
          * 164k of the block columns copied, assemble 304.8M -> 199.2M instructions. Comparing
          * G, B, C and sqrt(meff) bit for bit to carry K across calls: 433.8M (copying and
          * comparing G's values and each contact's B and C cost more than the blocks saved) */
-        memcpy(&s->Kx[e], &s->ka_Kx[s->ka_Kp[s->ka_off[j]]], (size_t)rj * (size_t)len * sizeof *s->Kx);
-        int *Ki = &s->Ki[e];
-        for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-          int i = G->col[t];
-          for (int a = 0, ri = modeRows[s->mode[i]]; a < ri; a++) Ki[ro++] = s->off[i] + a;
+        memcpy(&Kx[e], &s->ka_Kx[s->ka_Kp[s->ka_off[j]]], (size_t)rj * (size_t)len * sizeof *Kx);
+        int *ki = &Ki[e];
+        for (int t = rowptr[j]; t < rowptr[j + 1]; t++) {
+          int i = gcol[t], oi = off[i];
+          for (int a = 0, ri = info[i] & 3; a < ri; a++) ki[ro++] = oi + a;
         }
-        for (int col = 1; col < rj; col++) memcpy(&Ki[col * len], Ki, (size_t)len * sizeof *Ki);
+        for (int col = 1; col < rj; col++) memcpy(&ki[col * len], ki, (size_t)len * sizeof *ki);
         e += (size_t)rj * (size_t)len;
         continue;
       }
-      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-        int i = G->col[t], ri = modeRows[s->mode[i]];
+      for (int t = rowptr[j]; t < rowptr[j + 1]; t++) {
+        int i = gcol[t], ri = info[i] & 3, oi = off[i];
         if (!ri) continue;
         const double *Gt = &G->val[9 * (size_t)t], *Ci = &s->C[9 * i]; /* G_ji; G_ij = G_ji^T */
-        double scale = s->sq[i] * s->sq[j];
-        int vertex = s->mode[i] == MODE_VERTEX;
-        if (s->mode[i] == MODE_STICK && s->mode[j] == MODE_STICK) {
+        double scale = sq[i] * sq[j];
+        int *ki = &Ki[e + (size_t)ro];
+        double *kx = &Kx[e + (size_t)ro];
+        /* (a row is a column's own, row == cidx below, only in contact j's own block: i == j,
+         * a == col) */
+        if (mode[i] == MODE_STICK && mode[j] == MODE_STICK) {
           /* B_i, B_j signed permutations (stickFrame's quarter turns): entry (a, col) is
            * G_ij(Pi[a], Pj[col]) = Gt[3 Pj[col] + Pi[a]] up to sign, as the products below
            * give it (each sum one product of +-1 and zeros). S2 10, 60 steps: assemble 327M ->
            * 303M instructions, the same answers bit for bit (h5same: the ten piles, S3 20, S4 10) */
-          const signed char *Pi = quarterTurn[s->turn[i]], *Pj = quarterTurn[s->turn[j]];
-          for (int col = 0; col < 3; col++) {
-            int cidx = s->off[j] + col, gc = 3 * (Pj[col] & 3);
-            double sc = Pj[col] < 0 ? -scale : scale;
-            size_t at = e + (size_t)col * (size_t)len + (size_t)ro;
-            for (int a = 0; a < 3; a++) {
-              int row = s->off[i] + a;
-              double g = Gt[gc + (Pi[a] & 3)], v = sc * (Pi[a] < 0 ? -g : g);
-              if (row == cidx) v += REG;
-              s->Ki[at + (size_t)a] = row;
-              s->Kx[at + (size_t)a] = v;
-            }
+          const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
+          int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0; /* (Pi[0] = 0: n) */
+          for (int col = 0; col < 3; col++, ki += len, kx += len) {
+            const double *gc = &Gt[3 * (Pj[col] & 3)];
+            double sc = Pj[col] < 0 ? -scale : scale, g1 = gc[i1], g2 = gc[i2];
+            kx[0] = sc * gc[0];
+            kx[1] = sc * (n1 ? -g1 : g1);
+            kx[2] = sc * (n2 ? -g2 : g2);
+            ki[0] = oi, ki[1] = oi + 1, ki[2] = oi + 2;
+            if (i == j) kx[col] += REG;
           }
           ro += 3;
           continue;
         }
-        for (int col = 0; col < rj; col++) {
+        int vertex = mode[i] == MODE_VERTEX;
+        for (int col = 0; col < rj; col++, ki += len, kx += len) {
           /* T = G_ij B_j[:, col] */
           const double *b = &Bj[3 * col];
-          int cidx = s->off[j] + col;
-          size_t at = e + (size_t)col * (size_t)len + (size_t)ro;
           double T[3];
           T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
           if (vertex) { /* C_i = n^T: the normal row only (most of a pile's) */
             double v = scale * T[0];
-            if (s->off[i] == cidx) v += REG;
-            s->Ki[at] = s->off[i];
-            s->Kx[at] = v;
+            if (i == j) v += REG; /* (a vertex contact has one unknown: col 0) */
+            ki[0] = oi;
+            kx[0] = v;
             continue;
           }
           for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
           for (int a = 0; a < ri; a++) {
-            int row = s->off[i] + a;
             double v = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
-            if (row == cidx) v += REG;
-            s->Ki[at + (size_t)a] = row;
-            s->Kx[at + (size_t)a] = v;
+            if (i == j && a == col) v += REG;
+            ki[a] = oi + a;
+            kx[a] = v;
           }
         }
         ro += ri;
@@ -1488,11 +1498,13 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
   }
   for (int t = 0; t < 3 * nc; t++) s->u[t] = gl[t] + p->g[t];
   double res = 0.0;
+  /* every contact's alpha zero at once (one memset a contact took 12.3M instructions of S2 10's
+   * first 60 steps) */
+  memset(&z[nc], 0, (size_t)nc * (size_t)m * sizeof *z);
   for (int i = 0; i < nc; i++) {
     const double *u = &s->u[3 * i], *l = &s->lam[3 * i];
     double *alpha = &z[nc + m * i], *beta = &z[nc + nc * m + i], mu = p->mu[i];
     int k = s->kdir[i], k1 = (k + 1) % m;
-    for (int a = 0; a < m; a++) alpha[a] = 0.0;
     z[i] = l[0];
     switch (s->mode[i]) {
       case MODE_STICK:
@@ -1778,13 +1790,23 @@ static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   const int *off = s->off;
   const double *Bs = s->B, *Cs = s->C, *sqs = s->sq, *q = s->q, *rhs = s->rhs;
   double *wl = s->wl, *rs = s->r;
-  /* (the sums in locals, the arrays' pointers held: the stores no longer reload them) */
+  /* (the sums in locals, the arrays' pointers held: the stores no longer reload them; the
+   * loop over a contact's 0-3 unknowns unrolled, the same sums in the same order) */
   for (int i = 0; i < nc; i++) {
     const double *B = &Bs[9 * i], *xi = &q[off[i]];
     double l0 = 0.0, l1 = 0.0, l2 = 0.0, sq = sqs[i];
-    for (int a = 0, r = modeRows[mode[i]]; a < r; a++) {
-      double pa = sq * xi[a];
-      l0 += B[3 * a] * pa, l1 += B[3 * a + 1] * pa, l2 += B[3 * a + 2] * pa;
+    int r = modeRows[mode[i]];
+    if (r >= 1) {
+      double pa = sq * xi[0];
+      l0 += B[0] * pa, l1 += B[1] * pa, l2 += B[2] * pa;
+      if (r >= 2) {
+        pa = sq * xi[1];
+        l0 += B[3] * pa, l1 += B[4] * pa, l2 += B[5] * pa;
+        if (r >= 3) {
+          pa = sq * xi[2];
+          l0 += B[6] * pa, l1 += B[7] * pa, l2 += B[8] * pa;
+        }
+      }
     }
     wl[3 * i] = l0, wl[3 * i + 1] = l1, wl[3 * i + 2] = l2;
   }
@@ -1798,10 +1820,18 @@ static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
     if (!ri) continue;
     const double *C = &Cs[9 * i], *rh = &rhs[off[i]];
     double *r = &rs[off[i]], sq = sqs[i], u0 = wu[3 * i], u1 = wu[3 * i + 1], u2 = wu[3 * i + 2];
-    for (int a = 0; a < ri; a++) {
-      double v = rh[a] - sq * (C[3 * a] * u0 + C[3 * a + 1] * u1 + C[3 * a + 2] * u2);
-      r[a] = v;
+    double v = rh[0] - sq * (C[0] * u0 + C[1] * u1 + C[2] * u2);
+    r[0] = v;
+    rn = cd_lcpMax(rn, fabs(v) / sq);
+    if (ri >= 2) {
+      v = rh[1] - sq * (C[3] * u0 + C[4] * u1 + C[5] * u2);
+      r[1] = v;
       rn = cd_lcpMax(rn, fabs(v) / sq);
+      if (ri >= 3) {
+        v = rh[2] - sq * (C[6] * u0 + C[7] * u1 + C[8] * u2);
+        r[2] = v;
+        rn = cd_lcpMax(rn, fabs(v) / sq);
+      }
     }
   }
   return rn;
@@ -1879,11 +1909,17 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   int nc = p->ncon;
   s->early = 0;
   if (reserveUnknowns(s, n)) return CD_ERR_NOMEM;
-  /* rhs = -S C g */
+  /* rhs = -S C g (g's entries and the arrays' pointers in locals: the stores no longer reload
+   * them; S2 10, 60 steps: solveModes 76.4M instructions -> N) */
+  const unsigned char *mode = s->mode;
+  const int *off = s->off;
+  double *rhs = s->rhs;
   for (int i = 0; i < nc; i++) {
+    int ri = modeRows[mode[i]];
+    if (!ri) continue;
     const double *C = &s->C[9 * i], *g = &p->g[3 * i];
-    for (int a = 0; a < modeRows[s->mode[i]]; a++)
-      s->rhs[s->off[i] + a] = -s->sq[i] * (C[3 * a] * g[0] + C[3 * a + 1] * g[1] + C[3 * a + 2] * g[2]);
+    double g0 = g[0], g1 = g[1], g2 = g[2], msq = -s->sq[i], *rh = &rhs[off[i]];
+    for (int a = 0; a < ri; a++) rh[a] = msq * (C[3 * a] * g0 + C[3 * a + 1] * g1 + C[3 * a + 2] * g2);
   }
   /* the start: the current impulses in s->lam (the warm start's in the first iteration),
    * written in the new modes' unknowns; refinement keeps their part along K's null space, so
