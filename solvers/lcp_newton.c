@@ -551,8 +551,9 @@ static int reserve(void *pbuf, size_t *cap, size_t n, size_t size) {
 }
 
 /* the arrays of contacts, unknowns and entries grow by half again past the size asked (the
- * contacts of a landing pile, and an active set's unknowns, grow call by call: grown to the size
- * asked, S2 10's first 60 steps reallocated the contacts' arrays in 56 of 85 calls, each a copy) */
+ * contacts of a landing pile, and an active set's unknowns, grow call by call; grown to the size
+ * asked, each growth a copy: S2 10's first 60 steps, cd_grow from cd_lcpNewtonSolve 1,012 calls
+ * and 10.6M instructions -> 248 and 1.8M, the run 4.692G -> 4.678G) */
 static int reserveContacts(cdLcpNewton *s, const cdContactProblem *p, int m) {
   int nc = p->ncon;
   if (nc > s->ccap) {
@@ -646,7 +647,7 @@ static void modeMatrices(int mode, int k, int turn, double mu, int m, const doub
  * symmetric (B_i = C_i^T for every active contact). B and C are made anew only for the contacts
  * whose mode (or direction, where the mode has one) is not the one they were made for in this
  * call (s->lay_mode, lay_kdir; cd_lcpNewtonSolve marks them none at its start: mu, D and the
- * turns are the call's). S2 10, 60 steps: layout 27.9M instructions -> N */
+ * turns are the call's). S2 10, 60 steps: layout 27.9M instructions -> 15.9M */
 static int layout(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, int *sym) {
   int nc = p->ncon, n = 0;
   *sym = 1;
@@ -733,7 +734,7 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
    * this function on a 1000-sphere pile), grown by half again (G grows step by step while a
    * pile lands: each growth a copy). Only Kx's values are kept (the last K's, ka_Kx below):
    * Ki and ka_Kx (this K's buffer) are written anew, so they are allocated, not copied (S2 10,
-   * 60 steps: the growths 6.4M instructions -> N) */
+   * 60 steps: assemble's cd_grow 6.4M instructions -> 3.0M) */
   size_t bound = 9 * (size_t)G->rowptr[nc];
   if (bound > s->nzcap) {
     bound += bound / 2;
@@ -755,7 +756,7 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
      * below (two loops: one helper for both took 28 % more of this function's instructions).
      * (Each contact's unknowns and whether its blocks are the last K's in one byte, ka_same,
      * the arrays' pointers and a contact's offset in locals: the stores no longer reload them;
-     * S2 10, 60 steps: assemble 146.8M instructions -> N, the same values) */
+     * S2 10, 60 steps: assemble 146.8M instructions -> 126.8M, the same values) */
     assembledHeld(s, p);
     const unsigned char *info = s->ka_same, *mode = s->mode, *turn = s->turn;
     const int *off = s->off, *rowptr = G->rowptr, *gcol = G->col;
@@ -805,6 +806,8 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
            * give it (each sum one product of +-1 and zeros). S2 10, 60 steps: assemble 327M ->
            * 303M instructions, the same answers bit for bit (h5same: the ten piles, S3 20, S4 10) */
           const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
+          /* (each column's three entries written out, REG on the diagonal after: 126.8M ->
+           * 116.3M) */
           int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0; /* (Pi[0] = 0: n) */
           for (int col = 0; col < 3; col++, ki += len, kx += len) {
             const double *gc = &Gt[3 * (Pj[col] & 3)];
@@ -906,7 +909,7 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
 /* the groups of contacts between the same two moving bodies (s->pgrp), for bodyForm: the
  * contacts bucketed by their lower body, then each bucket's by the other body, a group a body
  * pair (bodyForm reads only which contacts share a group). -1 no memory. S2 10, 60 steps: a
- * sort by the pairs' keys (qsort) took 22.9M instructions in 51 calls, this N */
+ * sort by the pairs' keys (qsort) took 22.9M instructions in 51 calls, this ~2.3M */
 static int pairGroups(cdLcpNewton *s, const cdContactProblem *p) {
   int nc = p->ncon, nb = p->nbody, ng = 0;
   if (reserve(&s->pg_scr, &s->pg_scap, 3 * (size_t)nb + 1 + (size_t)nc, sizeof(int))) return -1;
@@ -1273,7 +1276,8 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon;
   s->key_nc = -1;
-  unsigned char *rows = s->key_rows; /* (the arrays in locals: a byte's store reloads s's fields) */
+  unsigned char *rows = s->key_rows; /* (in locals: a byte's store reloads s's fields; S2 10, 60
+                                        steps: keepKey 3.5M instructions -> 2.7M) */
   const unsigned char *mode = s->mode;
   for (int i = 0; i < nc; i++) rows[i] = (unsigned char)modeRows[mode[i]];
   s->key_body = p->cbody != NULL;
@@ -1482,7 +1486,7 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
   if (s->wu_q) {
     /* lambda and G lambda are modeResidual's last (s->wl by the same operations as below): its
      * lambda taken, the two buffers traded, and a check after this one makes its own. S2 10,
-     * 60 steps: check 48.2M instructions -> N */
+     * 60 steps: check 48.2M instructions -> 32.2M */
     double *t = s->lam;
     s->lam = s->wl, s->wl = t;
     s->wu_q = 0;
@@ -1504,7 +1508,7 @@ static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const doub
   for (int t = 0; t < 3 * nc; t++) s->u[t] = gl[t] + p->g[t];
   double res = 0.0;
   /* every contact's alpha zero at once (one memset a contact took 12.3M instructions of S2 10's
-   * first 60 steps) */
+   * first 60 steps; check 32.2M -> 23.8M) */
   memset(&z[nc], 0, (size_t)nc * (size_t)m * sizeof *z);
   for (int i = 0; i < nc; i++) {
     const double *u = &s->u[3 * i], *l = &s->lam[3 * i];
@@ -1787,8 +1791,8 @@ static int remembered(const cdLcpNewton *s, unsigned long long hash) {
 
 /* r = rhs - K q, K q = S C G B S q without K's regularisation, through G (one product,
  * cd_lcpDelassusMul; s->wl, s->wu and s->wb are its scratch); returns r's largest entry in
- * velocity units (each row / sqrt(meff)). (K q's rows go straight into r: S2 10, 60 steps,
- * modeResidual 97.7M instructions -> N) */
+ * velocity units (each row / sqrt(meff)). (K q's rows go straight into r, then the sums in
+ * locals and unrolled: S2 10, 60 steps, modeResidual 97.7M instructions -> 81.7M -> 62.9M) */
 static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
   int nc = p->ncon;
   const unsigned char *mode = s->mode;
@@ -1915,7 +1919,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   s->early = 0;
   if (reserveUnknowns(s, n)) return CD_ERR_NOMEM;
   /* rhs = -S C g (g's entries and the arrays' pointers in locals: the stores no longer reload
-   * them; S2 10, 60 steps: solveModes 76.4M instructions -> N) */
+   * them; S2 10, 60 steps: solveModes' own 76.4M instructions -> 75.5M) */
   const unsigned char *mode = s->mode;
   const int *off = s->off;
   double *rhs = s->rhs;
@@ -2110,7 +2114,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   /* the iterate is checked into cur, and the best one stays where it was checked (best): z and
    * s->zbest trade roles at each better iterate instead of a copy of it to s->zbest, and z gets
    * the best one at the end unless it holds it. S2 10, 60 steps: 207 copies of z (18.4M
-   * instructions) and 85 back (6.7M) -> 0 and N */
+   * instructions) and 85 back (6.7M) -> 40 back (3.8M) */
   double *cur = z, *best = s->zbest;
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   if (!(opt && opt->remember)) s->nseen = 0;
