@@ -323,6 +323,7 @@
 
 enum { MODE_SEPARATED = 0, MODE_STICK = 1, MODE_VERTEX = 2, MODE_EDGE = 3 };
 static const int modeRows[4] = {0, 3, 1, 2};
+#define LAY_NONE 0xff /* (layout: no mode) */
 
 /* how an active set's system is solved: K by the LDU (KLU where its pivots fail), K by CHOLMOD
  * (symmetric), or K + REG I through the bodies (the body form, H by KLU) */
@@ -346,11 +347,6 @@ enum { SYS_LU = 0, SYS_CHOL = 1, SYS_BODY = 2 };
  * 0.14G, the LDU 0.56G -> 0.59G); 3 (no bound in effect): 3.29G, 10.81G; kept at 1.25, the
  * differences being half a percent */
 #define ORDER_SLACK 1.25
-
-typedef struct cdPairKey {
-  long long key; /* the two moving bodies of a contact, a nbody + b with a < b */
-  int i;         /* the contact */
-} cdPairKey;
 
 typedef struct cdViolator {
   double v; /* a contact's residual, m/s */
@@ -390,6 +386,8 @@ struct cdLcpNewton {
   int ccap;
   unsigned char *mode;
   unsigned char *turn; /* the quarter turn of the sticking unknowns' tangent frame (stickFrame) */
+  unsigned char *lay_mode; /* the mode B and C were made for in this call (layout), LAY_NONE: none */
+  int *lay_kdir;           /* ... and the direction */
   int *kdir;    /* the vertex, or the edge's first direction */
   int *off;     /* first unknown of the contact */
   double *B;    /* (ccap x 9) 3 x r, column-major */
@@ -397,8 +395,9 @@ struct cdLcpNewton {
   double *sq;   /* sqrt(meff_i) */
   double *wi;   /* 1 / meff_i: the residual's units (cd_lcpContactResidualOf) */
   double *lam;  /* (3 ccap) */
-  double *wl, *wu; /* (3 ccap) productK's scratch */
-  int wu_q;        /* 1: wu = G lambda of s->q in the current modes (modeResidual's last product) */
+  double *wl, *wu; /* (3 ccap) modeResidual's lambda(q) and G lambda (check takes them; wl and lam trade) */
+  int wu_q;        /* 1: wl = lambda(s->q) and wu = G wl in the current modes (modeResidual's last
+                      product), until check takes them */
   int chk_q;       /* 1: check's last answer (chk_res, and its z, u, lam, viol) is of s->q now */
   double chk_res;
   double *wb;      /* (wbcap) cd_lcpDelassusMul's scratch, NULL when it needs none */
@@ -414,9 +413,11 @@ struct cdLcpNewton {
   /* K's size from the bodies (bodyForm): per contact (ccap) */
   int *pgrp;       /* the group of contacts between the same two moving bodies, -1: one moving body */
   int pg_nc, pg_nb; /* pgrp is of pg_nc contacts on pg_nb bodies (-1: none) ... */
+  int pg_ng;        /* ... in pg_ng groups */
   int *pg_cbody;    /* ... with these moving bodies (2 pg_nc): the tries of a step share them */
-  double *gsum;    /* (groups) unknowns of each group's active contacts */
-  cdPairKey *pkey; /* the sort that makes the groups */
+  double *gsum;    /* (pg_ng) unknowns of each group's active contacts */
+  int *pg_scr;      /* (pg_scap) pairGroups' buckets */
+  size_t pg_scap;
   int bcap;        /* bodies bsum holds */
   double *bsum;    /* (bcap) unknowns of each body's active contacts */
   int ncap;
@@ -442,6 +443,7 @@ struct cdLcpNewton {
   int *ord_rowptr, *ord_col;
   int *oscr;             /* (2 ord_nc + unknowns) scratch */
   int *kperm;            /* (pat_n) the LU's order of K's unknowns (the LDU's, and KLU's given one) */
+  size_t oscr_cap, ocol_cap, kperm_cap, kcol_cap; /* what oscr, ord_col, kperm and key_col hold (reserve) */
   int zb_m;
   double *zb;   /* (m + 2) one contact's z */
   /* the body form (SYS_BODY): H's block pattern and a body vector */
@@ -527,31 +529,48 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
-  cd_free(s->mode), cd_free(s->turn), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq), cd_free(s->wi);
+  cd_free(s->mode), cd_free(s->turn), cd_free(s->lay_mode), cd_free(s->lay_kdir), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq), cd_free(s->wi);
   cd_free(s->lam), cd_free(s->wb), cd_free(s->wl), cd_free(s->wu), cd_free(s->u), cd_free(s->viol), cd_free(s->cand), cd_free(s->zbest);
   cd_free(s->rank);
   cd_free(s->rhs), cd_free(s->q), cd_free(s->r), cd_free(s->dq), cd_free(s->Kp);
   cd_free(s->Ki), cd_free(s->Kx), cd_free(s->zb), cd_free(s->seen);
   cd_free(s->ka_off), cd_free(s->ka_Kp), cd_free(s->ka_kdir), cd_free(s->ka_Kx), cd_free(s->ka_mode), cd_free(s->ka_same);
   cd_free(s->emode), cd_free(s->ekdir), cd_free(s->elam);
-  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pkey), cd_free(s->bsum), cd_free(s->pg_cbody);
+  cd_free(s->pgrp), cd_free(s->gsum), cd_free(s->pg_scr), cd_free(s->bsum), cd_free(s->pg_cbody);
   cd_free(s->corder), cd_free(s->ord_rowptr), cd_free(s->ord_col), cd_free(s->oscr), cd_free(s->kperm);
   cd_free(s);
 }
 
+/* *pbuf (*cap elements of size bytes) grown to at least n (one at least), by half again past
+ * n; 0 ok, -1 no memory */
+static int reserve(void *pbuf, size_t *cap, size_t n, size_t size) {
+  if (n <= *cap && *cap > 0) return 0;
+  size_t c = n + n / 2 + 1;
+  if (cd_grow(pbuf, c, size)) return -1;
+  *cap = c;
+  return 0;
+}
+
+/* the arrays of contacts, unknowns and entries grow by half again past the size asked (the
+ * contacts of a landing pile, and an active set's unknowns, grow call by call; grown to the size
+ * asked, each growth a copy: S2 10's first 60 steps, cd_grow from cd_lcpNewtonSolve 1,012 calls
+ * and 10.6M instructions -> 248 and 1.8M, the run 4.692G -> 4.678G) */
 static int reserveContacts(cdLcpNewton *s, const cdContactProblem *p, int m) {
   int nc = p->ncon;
   if (nc > s->ccap) {
-    size_t n = (size_t)nc;
-    if (cd_grow(&s->mode, n, 1) || cd_grow(&s->turn, n, 1) || cd_grow(&s->kdir, n, sizeof(int)) || cd_grow(&s->off, n + 1, sizeof(int)) ||
+    size_t n = (size_t)nc + (size_t)nc / 2;
+    if (cd_grow(&s->mode, n, 1) || cd_grow(&s->turn, n, 1) || cd_grow(&s->lay_mode, n, 1) || cd_grow(&s->lay_kdir, n, sizeof(int)) || cd_grow(&s->kdir, n, sizeof(int)) || cd_grow(&s->off, n + 1, sizeof(int)) ||
         cd_grow(&s->B, 9 * n, sizeof(double)) || cd_grow(&s->C, 9 * n, sizeof(double)) || cd_grow(&s->sq, n, sizeof(double)) || cd_grow(&s->wi, n, sizeof(double)) ||
         cd_grow(&s->lam, 3 * n, sizeof(double)) || cd_grow(&s->wl, 3 * n, sizeof(double)) ||
         cd_grow(&s->wu, 3 * n, sizeof(double)) || cd_grow(&s->u, 3 * n, sizeof(double)) ||
         cd_grow(&s->viol, n, sizeof(double)) || cd_grow(&s->cand, n, sizeof(int)) ||
         cd_grow(&s->rank, n, sizeof *s->rank) || cd_grow(&s->pgrp, n, sizeof(int)) ||
-        cd_grow(&s->gsum, n, sizeof(double)) || cd_grow(&s->pkey, n, sizeof *s->pkey))
+        cd_grow(&s->gsum, n, sizeof(double)) ||
+        cd_grow(&s->key_rows, n, 1) || cd_grow(&s->key_cbody, 2 * n, sizeof(int)) || cd_grow(&s->pg_cbody, 2 * n, sizeof(int)) ||
+        cd_grow(&s->hact, n, 1) || cd_grow(&s->hcb, 2 * n, sizeof(int)) || cd_grow(&s->corder, n, sizeof(int)) ||
+        cd_grow(&s->ord_rowptr, n + 1, sizeof(int)) || cd_grow(&s->key_rowptr, n + 1, sizeof(int)))
       return -1;
-    s->ccap = nc;
+    s->ccap = (int)n;
   }
   if (p->nbody > s->bcap) {
     if (cd_grow(&s->bsum, (size_t)p->nbody, sizeof(double))) return -1;
@@ -564,6 +583,7 @@ static int reserveContacts(cdLcpNewton *s, const cdContactProblem *p, int m) {
   }
   size_t nz = (size_t)cd_lcpSize(nc, m);
   if (nz > s->zcap) {
+    nz += nz / 2;
     if (cd_grow(&s->zbest, nz, sizeof(double))) return -1;
     s->zcap = nz;
   }
@@ -625,7 +645,10 @@ static void modeMatrices(int mode, int k, int turn, double mu, int m, const doub
 }
 
 /* the unknowns of every contact, B and C; returns the number of unknowns, *sym = 1 when K is
- * symmetric (B_i = C_i^T for every active contact) */
+ * symmetric (B_i = C_i^T for every active contact). B and C are made anew only for the contacts
+ * whose mode (or direction, where the mode has one) is not the one they were made for in this
+ * call (s->lay_mode, lay_kdir; cd_lcpNewtonSolve marks them none at its start: mu, D and the
+ * turns are the call's). S2 10, 60 steps: layout 27.9M instructions -> 15.9M */
 static int layout(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, int *sym) {
   int nc = p->ncon, n = 0;
   *sym = 1;
@@ -633,7 +656,10 @@ static int layout(cdLcpNewton *s, const cdContactProblem *p, int m, const double
     s->off[i] = n;
     int md = s->mode[i];
     n += modeRows[md];
-    modeMatrices(md, s->kdir[i], s->turn[i], p->mu[i], m, D, &s->B[9 * i], &s->C[9 * i]);
+    if (md != s->lay_mode[i] || (md >= MODE_VERTEX && s->kdir[i] != s->lay_kdir[i])) {
+      modeMatrices(md, s->kdir[i], s->turn[i], p->mu[i], m, D, &s->B[9 * i], &s->C[9 * i]);
+      s->lay_mode[i] = (unsigned char)md, s->lay_kdir[i] = s->kdir[i];
+    }
     if (md != MODE_STICK && md != MODE_SEPARATED && p->mu[i] != 0.0) *sym = 0;
   }
   s->off[nc] = n;
@@ -643,11 +669,11 @@ static int layout(cdLcpNewton *s, const cdContactProblem *p, int m, const double
 /* the arrays of n unknowns; 0 ok, -1 no memory */
 static int reserveUnknowns(cdLcpNewton *s, int n) {
   if (n + 1 > s->ncap) {
-    size_t nn = (size_t)n + 1;
+    size_t nn = (size_t)n + 1 + (size_t)n / 2;
     if (cd_grow(&s->rhs, nn, sizeof(double)) || cd_grow(&s->q, nn, sizeof(double)) || cd_grow(&s->r, nn, sizeof(double)) ||
         cd_grow(&s->dq, nn, sizeof(double)) || cd_grow(&s->Kp, nn, sizeof(int)))
       return -1;
-    s->ncap = n + 1;
+    s->ncap = (int)nn;
   }
   return 0;
 }
@@ -657,17 +683,20 @@ static int reserveUnknowns(cdLcpNewton *s, int n) {
 static const signed char quarterTurn[4][3] = {{0, 1, 2}, {0, 2, -3}, {0, -3, -2}, {0, -2, 1}};
 
 /* 1 when the last unsymmetric K assembled is held (of this call: the same G, sqrt(meff), turns
- * and directions), with s->ka_same[i] = 1 for each contact whose mode (and direction where the
- * mode has one) is the same as then: its B and C are, and so are K's blocks between two such
- * contacts */
+ * and directions). Either way s->ka_same[i] is contact i's unknowns (0-3) plus KA_SAME when it
+ * is held and the contact's mode (and direction where the mode has one) is the same as then:
+ * its B and C are, and so are K's blocks between two such contacts */
+#define KA_SAME 4
 static int assembledHeld(cdLcpNewton *s, const cdContactProblem *p) {
-  int nc = p->ncon;
-  if (!s->ka_valid || s->ka_nc != nc) return 0;
+  int nc = p->ncon, held = s->ka_valid && s->ka_nc == nc;
+  const unsigned char *mode = s->mode, *kam = s->ka_mode;
+  unsigned char *same = s->ka_same;
   for (int i = 0; i < nc; i++) {
-    int md = s->mode[i];
-    s->ka_same[i] = md == s->ka_mode[i] && ((md != MODE_VERTEX && md != MODE_EDGE) || s->kdir[i] == s->ka_kdir[i]);
+    int md = mode[i];
+    same[i] = (unsigned char)(modeRows[md] +
+                              (held && md == kam[i] && ((md != MODE_VERTEX && md != MODE_EDGE) || s->kdir[i] == s->ka_kdir[i]) ? KA_SAME : 0));
   }
-  return 1;
+  return held;
 }
 
 /* keeps what the unsymmetric K just assembled (n unknowns, in s->Kx; the last one's values in
@@ -675,16 +704,10 @@ static int assembledHeld(cdLcpNewton *s, const cdContactProblem *p) {
 static int assembledKeep(cdLcpNewton *s, const cdContactProblem *p, int n) {
   int nc = p->ncon;
   s->ka_valid = 0;
-  if ((size_t)nc + 1 > s->ka_ccap) {
-    size_t c = (size_t)nc + 1;
-    if (cd_grow(&s->ka_off, c, sizeof(int)) || cd_grow(&s->ka_kdir, c, sizeof(int)) || cd_grow(&s->ka_mode, c, 1) ||
-        cd_grow(&s->ka_same, c, 1))
-      return -1;
-    s->ka_ccap = c;
-  }
   if ((size_t)n + 1 > s->ka_ncap) {
-    if (cd_grow(&s->ka_Kp, (size_t)n + 1, sizeof(int))) return -1;
-    s->ka_ncap = (size_t)n + 1;
+    size_t c = (size_t)n + 1 + (size_t)n / 2;
+    if (cd_grow(&s->ka_Kp, c, sizeof(int))) return -1;
+    s->ka_ncap = c;
   }
   memcpy(s->ka_mode, s->mode, (size_t)nc);
   memcpy(s->ka_kdir, s->kdir, (size_t)nc * sizeof(int));
@@ -701,16 +724,25 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   const cdBlockMatrix *G = &p->G;
   s->hvalid = 0; /* (Kp, Ki: K's pattern from here) */
   int nc = p->ncon;
-  int reuse = !sym && assembledHeld(s, p);
+  if ((size_t)nc + 1 > s->ka_ccap) {
+    size_t c = (size_t)nc + 1 + (size_t)nc / 2;
+    if (cd_grow(&s->ka_off, c, sizeof(int)) || cd_grow(&s->ka_kdir, c, sizeof(int)) || cd_grow(&s->ka_mode, c, 1) ||
+        cd_grow(&s->ka_same, c, 1))
+      return -1;
+    s->ka_ccap = c;
+  }
   /* an upper bound on the entries: 9 a block of G (counting the active sets' own took 7 % of
    * this function on a 1000-sphere pile), grown by half again (G grows step by step while a
-   * pile lands: each growth a copy) */
+   * pile lands: each growth a copy). Only Kx's values are kept (the last K's, ka_Kx below):
+   * Ki and ka_Kx (this K's buffer) are written anew, so they are allocated, not copied (S2 10,
+   * 60 steps: assemble's cd_grow 6.4M instructions -> 3.0M) */
   size_t bound = 9 * (size_t)G->rowptr[nc];
   if (bound > s->nzcap) {
     bound += bound / 2;
-    if (cd_grow(&s->Ki, bound, sizeof(int)) || cd_grow(&s->Kx, bound, sizeof(double)) ||
-        cd_grow(&s->ka_Kx, bound, sizeof(double)))
-      return -1;
+    s->nzcap = 0;
+    cd_free(s->Ki), cd_free(s->ka_Kx);
+    s->Ki = cd_malloc(bound * sizeof(int)), s->ka_Kx = cd_malloc(bound * sizeof(double));
+    if (!s->Ki || !s->ka_Kx || cd_grow(&s->Kx, bound, sizeof(double))) return -1;
     s->nzcap = bound;
   }
   size_t e = 0;
@@ -722,83 +754,93 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
     /* the whole of K a block column at a time: each block of G (with an active contact) once,
      * its ri x rj block of K into the rj columns (each column len entries: those of the
      * block column's blocks in turn); the same operations per entry as the upper triangle's
-     * below (two loops: one helper for both took 28 % more of this function's instructions) */
+     * below (two loops: one helper for both took 28 % more of this function's instructions).
+     * (Each contact's unknowns and whether its blocks are the last K's in one byte, ka_same,
+     * the arrays' pointers and a contact's offset in locals: the stores no longer reload them;
+     * S2 10, 60 steps: assemble 146.8M instructions -> 126.8M, the same values) */
+    assembledHeld(s, p);
+    const unsigned char *info = s->ka_same, *mode = s->mode, *turn = s->turn;
+    const int *off = s->off, *rowptr = G->rowptr, *gcol = G->col;
+    const double *sq = s->sq;
+    int *Kp = s->Kp, *Ki = s->Ki;
+    double *Kx = s->Kx;
     for (int j = 0; j < nc; j++) {
-      int rj = modeRows[s->mode[j]];
+      int rj = info[j] & 3;
       if (!rj) continue;
       const double *Bj = &s->B[9 * j];
-      int len = 0, ro = 0, same = reuse && s->ka_same[j];
-      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-        int i = G->col[t];
-        len += modeRows[s->mode[i]];
-        same = same && s->ka_same[i];
+      int len = 0, ro = 0, all = info[j], oj = off[j];
+      for (int t = rowptr[j]; t < rowptr[j + 1]; t++) {
+        int f = info[gcol[t]];
+        len += f & 3;
+        all &= f;
       }
-      for (int col = 0; col < rj; col++) s->Kp[s->off[j] + col] = (int)e + col * len;
-      if (same) {
+      for (int col = 0; col < rj; col++) Kp[oj + col] = (int)e + col * len;
+      if (all & KA_SAME) {
         /* every block of the column as the last K's of this call (the active sets after a
          * call's first differ in a few contacts' modes): its values copied, the same numbers
          * as the products below would give, its rows from the offsets now. S2 10, 60 steps:
          * 164k of the block columns copied, assemble 304.8M -> 199.2M instructions. Comparing
          * G, B, C and sqrt(meff) bit for bit to carry K across calls: 433.8M (copying and
          * comparing G's values and each contact's B and C cost more than the blocks saved) */
-        memcpy(&s->Kx[e], &s->ka_Kx[s->ka_Kp[s->ka_off[j]]], (size_t)rj * (size_t)len * sizeof *s->Kx);
-        int *Ki = &s->Ki[e];
-        for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-          int i = G->col[t];
-          for (int a = 0, ri = modeRows[s->mode[i]]; a < ri; a++) Ki[ro++] = s->off[i] + a;
+        memcpy(&Kx[e], &s->ka_Kx[s->ka_Kp[s->ka_off[j]]], (size_t)rj * (size_t)len * sizeof *Kx);
+        int *ki = &Ki[e];
+        for (int t = rowptr[j]; t < rowptr[j + 1]; t++) {
+          int i = gcol[t], oi = off[i];
+          for (int a = 0, ri = info[i] & 3; a < ri; a++) ki[ro++] = oi + a;
         }
-        for (int col = 1; col < rj; col++) memcpy(&Ki[col * len], Ki, (size_t)len * sizeof *Ki);
+        for (int col = 1; col < rj; col++) memcpy(&ki[col * len], ki, (size_t)len * sizeof *ki);
         e += (size_t)rj * (size_t)len;
         continue;
       }
-      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-        int i = G->col[t], ri = modeRows[s->mode[i]];
+      for (int t = rowptr[j]; t < rowptr[j + 1]; t++) {
+        int i = gcol[t], ri = info[i] & 3, oi = off[i];
         if (!ri) continue;
         const double *Gt = &G->val[9 * (size_t)t], *Ci = &s->C[9 * i]; /* G_ji; G_ij = G_ji^T */
-        double scale = s->sq[i] * s->sq[j];
-        int vertex = s->mode[i] == MODE_VERTEX;
-        if (s->mode[i] == MODE_STICK && s->mode[j] == MODE_STICK) {
+        double scale = sq[i] * sq[j];
+        int *ki = &Ki[e + (size_t)ro];
+        double *kx = &Kx[e + (size_t)ro];
+        /* (a row is a column's own, row == cidx below, only in contact j's own block: i == j,
+         * a == col) */
+        if (mode[i] == MODE_STICK && mode[j] == MODE_STICK) {
           /* B_i, B_j signed permutations (stickFrame's quarter turns): entry (a, col) is
            * G_ij(Pi[a], Pj[col]) = Gt[3 Pj[col] + Pi[a]] up to sign, as the products below
            * give it (each sum one product of +-1 and zeros). S2 10, 60 steps: assemble 327M ->
            * 303M instructions, the same answers bit for bit (h5same: the ten piles, S3 20, S4 10) */
-          const signed char *Pi = quarterTurn[s->turn[i]], *Pj = quarterTurn[s->turn[j]];
-          for (int col = 0; col < 3; col++) {
-            int cidx = s->off[j] + col, gc = 3 * (Pj[col] & 3);
-            double sc = Pj[col] < 0 ? -scale : scale;
-            size_t at = e + (size_t)col * (size_t)len + (size_t)ro;
-            for (int a = 0; a < 3; a++) {
-              int row = s->off[i] + a;
-              double g = Gt[gc + (Pi[a] & 3)], v = sc * (Pi[a] < 0 ? -g : g);
-              if (row == cidx) v += REG;
-              s->Ki[at + (size_t)a] = row;
-              s->Kx[at + (size_t)a] = v;
-            }
+          const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
+          /* (each column's three entries written out, REG on the diagonal after: 126.8M ->
+           * 116.3M) */
+          int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0; /* (Pi[0] = 0: n) */
+          for (int col = 0; col < 3; col++, ki += len, kx += len) {
+            const double *gc = &Gt[3 * (Pj[col] & 3)];
+            double sc = Pj[col] < 0 ? -scale : scale, g1 = gc[i1], g2 = gc[i2];
+            kx[0] = sc * gc[0];
+            kx[1] = sc * (n1 ? -g1 : g1);
+            kx[2] = sc * (n2 ? -g2 : g2);
+            ki[0] = oi, ki[1] = oi + 1, ki[2] = oi + 2;
+            if (i == j) kx[col] += REG;
           }
           ro += 3;
           continue;
         }
-        for (int col = 0; col < rj; col++) {
+        int vertex = mode[i] == MODE_VERTEX;
+        for (int col = 0; col < rj; col++, ki += len, kx += len) {
           /* T = G_ij B_j[:, col] */
           const double *b = &Bj[3 * col];
-          int cidx = s->off[j] + col;
-          size_t at = e + (size_t)col * (size_t)len + (size_t)ro;
           double T[3];
           T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
           if (vertex) { /* C_i = n^T: the normal row only (most of a pile's) */
             double v = scale * T[0];
-            if (s->off[i] == cidx) v += REG;
-            s->Ki[at] = s->off[i];
-            s->Kx[at] = v;
+            if (i == j) v += REG; /* (a vertex contact has one unknown: col 0) */
+            ki[0] = oi;
+            kx[0] = v;
             continue;
           }
           for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
           for (int a = 0; a < ri; a++) {
-            int row = s->off[i] + a;
             double v = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
-            if (row == cidx) v += REG;
-            s->Ki[at + (size_t)a] = row;
-            s->Kx[at + (size_t)a] = v;
+            if (i == j && a == col) v += REG;
+            ki[a] = oi + a;
+            kx[a] = v;
           }
         }
         ro += ri;
@@ -852,27 +894,6 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   return 0;
 }
 
-/* y = K x = S C G B S x, K without its regularisation, through G (one product,
- * cd_lcpDelassusMul; s->wl, s->wu and s->wb are its scratch) */
-static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x, double *y) {
-  int nc = p->ncon;
-  for (int i = 0; i < nc; i++) {
-    double *l = &s->wl[3 * i];
-    const double *B = &s->B[9 * i], *xi = &x[s->off[i]];
-    l[0] = l[1] = l[2] = 0.0;
-    for (int a = 0, r = modeRows[s->mode[i]]; a < r; a++) {
-      double pa = s->sq[i] * xi[a];
-      l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
-    }
-  }
-  cd_lcpDelassusMul(p, s->wl, s->wu, s->wb);
-  for (int i = 0; i < nc; i++) {
-    const double *C = &s->C[9 * i], *u = &s->wu[3 * i];
-    double *yi = &y[s->off[i]];
-    for (int a = 0, r = modeRows[s->mode[i]]; a < r; a++)
-      yi[a] = s->sq[i] * (C[3 * a] * u[0] + C[3 * a + 1] * u[1] + C[3 * a + 2] * u[2]);
-  }
-}
 
 /* The body form. With U = S C J M^-1 and V = J^T B S, K = U V (J: the contacts' Jacobian,
  * M the bodies' mass matrix, problem.h), and the Woodbury identity gives
@@ -886,27 +907,33 @@ static void productK(cdLcpNewton *s, const cdContactProblem *p, const double *x,
  * leaves (eps = breg: REG_BODY, above). Its solve's roundoff is eps^-1 times larger (the
  * difference of two near-equal terms); the refinement on K takes it off. */
 
-static int pairCompare(const void *x, const void *y) {
-  const cdPairKey *a = x, *b = y;
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  return (a->i > b->i) - (a->i < b->i);
-}
-
-/* the groups of contacts between the same two moving bodies (s->pgrp), for bodyForm */
-static void pairGroups(cdLcpNewton *s, const cdContactProblem *p) {
-  int nc = p->ncon, nk = 0, ng = 0;
+/* the groups of contacts between the same two moving bodies (s->pgrp), for bodyForm: the
+ * contacts bucketed by their lower body, then each bucket's by the other body, a group a body
+ * pair (bodyForm reads only which contacts share a group). -1 no memory. S2 10, 60 steps: a
+ * sort by the pairs' keys (qsort) took 22.9M instructions in 51 calls, this ~2.3M */
+static int pairGroups(cdLcpNewton *s, const cdContactProblem *p) {
+  int nc = p->ncon, nb = p->nbody, ng = 0;
+  if (reserve(&s->pg_scr, &s->pg_scap, 3 * (size_t)nb + 1 + (size_t)nc, sizeof(int))) return -1;
+  int *start = s->pg_scr, *mark = start + nb + 1, *gid = mark + nb, *list = gid + nb;
+  for (int b = 0; b <= nb; b++) start[b] = 0;
   for (int i = 0; i < nc; i++) {
     int a = p->cbody[2 * i], b = p->cbody[2 * i + 1];
     s->pgrp[i] = -1;
-    if (a < 0 || b < 0 || a == b) continue;
-    s->pkey[nk].key = (long long)(a < b ? a : b) * p->nbody + (a < b ? b : a);
-    s->pkey[nk++].i = i;
+    if (a >= 0 && b >= 0 && a != b) start[(a < b ? a : b) + 1]++;
   }
-  qsort(s->pkey, (size_t)nk, sizeof *s->pkey, pairCompare);
-  for (int k = 0; k < nk; k++) {
-    if (k > 0 && s->pkey[k].key != s->pkey[k - 1].key) ng++;
-    s->pgrp[s->pkey[k].i] = ng;
+  for (int b = 0; b < nb; b++) start[b + 1] += start[b], mark[b] = -1;
+  for (int i = 0; i < nc; i++) { /* (start[a] moves to the end of a's bucket) */
+    int a = p->cbody[2 * i], b = p->cbody[2 * i + 1];
+    if (a >= 0 && b >= 0 && a != b) list[start[a < b ? a : b]++] = i;
   }
+  for (int a = 0, t = 0; a < nb; a++)
+    for (; t < start[a]; t++) {
+      int i = list[t], b = p->cbody[2 * i] == a ? p->cbody[2 * i + 1] : p->cbody[2 * i];
+      if (mark[b] != a) mark[b] = a, gid[b] = ng++;
+      s->pgrp[i] = gid[b];
+    }
+  s->pg_ng = ng;
+  return 0;
 }
 
 /* 1 when the active set is solved in the body form (form: cdLcpNewtonOptions'; by default
@@ -921,27 +948,34 @@ static int bodyForm(cdLcpNewton *s, const cdContactProblem *p, int form) {
   int nc = p->ncon;
   if (s->pg_nc != nc || s->pg_nb != p->nbody || memcmp(s->pg_cbody, p->cbody, 2 * (size_t)nc * sizeof(int))) {
     /* (made anew for each call: S2 10, 60 steps, 45M instructions of qsort for 91 calls) */
-    if (cd_grow(&s->pg_cbody, 2 * (size_t)nc, sizeof(int))) return -1;
-    pairGroups(s, p);
+    if (pairGroups(s, p)) return -1;
     memcpy(s->pg_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
     s->pg_nc = nc, s->pg_nb = p->nbody;
   }
-  memset(s->bsum, 0, (size_t)p->nbody * sizeof *s->bsum);
-  memset(s->gsum, 0, (size_t)nc * sizeof *s->gsum);
+  /* sum_j r_j (R_a + R_b - R_ab) over the contacts is sum_k R_k^2 over the bodies less
+   * sum_g R_g^2 over the groups (each contact's r_j once in R_k for each of its moving bodies,
+   * once in its group's R_g), less r_j R_a once for a contact whose two sides are one body a
+   * (counted twice in R_a, once in its row). Every term and partial sum an integer far below
+   * 2^53, the same number as the sum over the contacts in any order. (S2 10, 60 steps: a
+   * second loop over the contacts instead, solveModes' own 75.5M instructions -> 68.2M) */
+  int nb = p->nbody, ng = s->pg_ng, self = 0;
+  const unsigned char *mode = s->mode;
+  const int *cb = p->cbody, *pg = s->pgrp;
+  double *bsum = s->bsum, *gsum = s->gsum, nnzK = 0.0, blocks = nb;
+  memset(bsum, 0, (size_t)nb * sizeof *bsum);
+  memset(gsum, 0, (size_t)ng * sizeof *gsum);
   for (int i = 0; i < nc; i++) {
-    double r = modeRows[s->mode[i]];
-    for (int e = 0; e < 2; e++)
-      if (p->cbody[2 * i + e] >= 0) s->bsum[p->cbody[2 * i + e]] += r;
-    if (s->pgrp[i] >= 0) s->gsum[s->pgrp[i]] += r;
+    int r = modeRows[mode[i]], a = cb[2 * i], b = cb[2 * i + 1];
+    if (!r) continue;
+    if (a >= 0) bsum[a] += r;
+    if (b >= 0) bsum[b] += r;
+    if (pg[i] >= 0) gsum[pg[i]] += r;
+    if (a >= 0 && b >= 0) blocks += 2.0, self |= a == b;
   }
-  double nnzK = 0.0, blocks = p->nbody;
-  for (int j = 0; j < nc; j++) {
-    int rj = modeRows[s->mode[j]], a = p->cbody[2 * j], b = p->cbody[2 * j + 1];
-    if (!rj) continue;
-    if (a >= 0 && b >= 0) blocks += 2.0;
-    double row = (a >= 0 ? s->bsum[a] : 0.0) + (b >= 0 && b != a ? s->bsum[b] : 0.0);
-    nnzK += rj * (row - (s->pgrp[j] >= 0 ? s->gsum[s->pgrp[j]] : 0.0));
-  }
+  for (int k = 0; k < nb; k++) nnzK += bsum[k] * bsum[k];
+  for (int g = 0; g < ng; g++) nnzK -= gsum[g] * gsum[g];
+  for (int j = 0; self && j < nc; j++)
+    if (modeRows[mode[j]] && cb[2 * j] >= 0 && cb[2 * j] == cb[2 * j + 1]) nnzK -= modeRows[mode[j]] * bsum[cb[2 * j]];
   return 36.0 * blocks * BODY_RATIO < nnzK;
 }
 
@@ -982,7 +1016,6 @@ static int bodyPattern(cdLcpNewton *s, const cdContactProblem *p) {
   int n6 = 6 * nb;
   s->hvalid = 0;
   s->ka_valid = 0; /* (Kx: H from here) */
-  if (cd_grow(&s->hact, (size_t)nc, 1) || cd_grow(&s->hcb, 2 * (size_t)nc, sizeof(int))) return -1;
   /* the block pattern: the diagonal and both blocks of every active contact between two bodies */
   size_t nk = 0;
   for (int b = 0; b < nb; b++) s->hkey[nk++] = (long long)b * nb + b;
@@ -1193,9 +1226,8 @@ static int keepOrder(cdLcpNewton *s, const cdContactProblem *p, int n, const int
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon, nnzb = G->rowptr[nc];
   s->ord_nc = -1;
-  if (cd_grow(&s->corder, (size_t)nc, sizeof(int)) || cd_grow(&s->oscr, 2 * (size_t)nc + (size_t)n, sizeof(int)) ||
-      cd_grow(&s->ord_rowptr, (size_t)nc + 1, sizeof(int)) ||
-      cd_grow(&s->ord_col, (size_t)(nnzb > 0 ? nnzb : 1), sizeof(int)))
+  if (reserve(&s->oscr, &s->oscr_cap, 2 * (size_t)nc + (size_t)n, sizeof(int)) ||
+      reserve(&s->ord_col, &s->ocol_cap, (size_t)nnzb, sizeof(int)))
     return -1;
   int *ucon = s->oscr, *seen = ucon + n, na = 0; /* each unknown's contact; contacts placed */
   for (int i = 0; i < nc; i++) {
@@ -1254,16 +1286,16 @@ static int keepKey(cdLcpNewton *s, const cdContactProblem *p) {
   const cdBlockMatrix *G = &p->G;
   int nc = p->ncon;
   s->key_nc = -1;
-  if (cd_grow(&s->key_rows, (size_t)nc, 1)) return -1;
-  for (int i = 0; i < nc; i++) s->key_rows[i] = (unsigned char)modeRows[s->mode[i]];
+  unsigned char *rows = s->key_rows; /* (in locals: a byte's store reloads s's fields; S2 10, 60
+                                        steps: keepKey 3.5M instructions -> 2.7M) */
+  const unsigned char *mode = s->mode;
+  for (int i = 0; i < nc; i++) rows[i] = (unsigned char)modeRows[mode[i]];
   s->key_body = p->cbody != NULL;
   if (p->cbody) {
-    if (cd_grow(&s->key_cbody, 2 * (size_t)nc, sizeof(int))) return -1;
     memcpy(s->key_cbody, p->cbody, 2 * (size_t)nc * sizeof(int));
   } else {
     int nnzb = G->rowptr[nc];
-    if (cd_grow(&s->key_rowptr, (size_t)nc + 1, sizeof(int)) || cd_grow(&s->key_col, (size_t)nnzb, sizeof(int)))
-      return -1;
+    if (reserve(&s->key_col, &s->kcol_cap, (size_t)nnzb, sizeof(int))) return -1;
     memcpy(s->key_rowptr, G->rowptr, ((size_t)nc + 1) * sizeof(int));
     memcpy(s->key_col, G->col, (size_t)nnzb * sizeof(int));
     s->key_nnzb = nnzb;
@@ -1336,7 +1368,7 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
      * without BTF: K of a pile is one block, or blocks AMD keeps apart; KLU's analysis in
      * that order at a fallback only, factor) */
     int kept = 0;
-    if (cd_grow(&s->kperm, (size_t)n, sizeof(int))) return -1;
+    if (reserve(&s->kperm, &s->kperm_cap, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
       keptOrder(s, p, s->kperm);
       int rc = cd_sparseLduAnalyseWithin(s->ldu, n, s->Kp, s->Ki, s->kperm, ORDER_SLACK * s->ord_flops * n);
@@ -1460,29 +1492,38 @@ static int solve(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, dou
 static double check(cdLcpNewton *s, const cdContactProblem *p, int m, const double *D, double *z,
                     cdLcpNewtonStats *st) {
   int nc = p->ncon;
-  for (int i = 0; i < nc; i++) {
-    double *l = &s->lam[3 * i];
-    l[0] = l[1] = l[2] = 0.0;
-    int r = modeRows[s->mode[i]];
-    const double *B = &s->B[9 * i];
-    for (int a = 0; a < r; a++) {
-      double pa = s->sq[i] * s->q[s->off[i] + a];
-      l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
-    }
-  }
   const double *gl = s->wu; /* G lambda */
-  if (!s->wu_q) {
+  if (s->wu_q) {
+    /* lambda and G lambda are modeResidual's last (s->wl by the same operations as below): its
+     * lambda taken, the two buffers traded, and a check after this one makes its own. S2 10,
+     * 60 steps: check 48.2M instructions -> 32.2M */
+    double *t = s->lam;
+    s->lam = s->wl, s->wl = t;
+    s->wu_q = 0;
+  } else {
+    for (int i = 0; i < nc; i++) {
+      double *l = &s->lam[3 * i];
+      l[0] = l[1] = l[2] = 0.0;
+      int r = modeRows[s->mode[i]];
+      const double *B = &s->B[9 * i];
+      for (int a = 0; a < r; a++) {
+        double pa = s->sq[i] * s->q[s->off[i] + a];
+        l[0] += B[3 * a] * pa, l[1] += B[3 * a + 1] * pa, l[2] += B[3 * a + 2] * pa;
+      }
+    }
     cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
     st->products++;
     gl = s->u;
   }
   for (int t = 0; t < 3 * nc; t++) s->u[t] = gl[t] + p->g[t];
   double res = 0.0;
+  /* every contact's alpha zero at once (one memset a contact took 12.3M instructions of S2 10's
+   * first 60 steps; check 32.2M -> 23.8M) */
+  memset(&z[nc], 0, (size_t)nc * (size_t)m * sizeof *z);
   for (int i = 0; i < nc; i++) {
     const double *u = &s->u[3 * i], *l = &s->lam[3 * i];
     double *alpha = &z[nc + m * i], *beta = &z[nc + nc * m + i], mu = p->mu[i];
     int k = s->kdir[i], k1 = (k + 1) % m;
-    for (int a = 0; a < m; a++) alpha[a] = 0.0;
     z[i] = l[0];
     switch (s->mode[i]) {
       case MODE_STICK:
@@ -1541,13 +1582,14 @@ static void sectorMode(int m, const double *D, const double *v, unsigned char *m
   }
 }
 
-/* the mode a contact's (lambda_n, alpha (m), beta) in zi shows (u (3): its velocity): pressing
+/* the mode a contact's lambda_n (ln), alpha (m) and beta show (u (3): its velocity): pressing
  * where lambda_n > 0 or, with lambda_n = 0, where it closes or touches (u_n <= vtol);
  * sliding where beta > 0, along the edge of two adjacent positive alpha, else at the vertex
  * of the largest; sticking otherwise */
-static void classify(const double *zi, const double *u, double vtol, double mu, int m, unsigned char *mode, int *k) {
+static void classify(double ln, const double *alpha, double beta, const double *u, double vtol, double mu, int m,
+                     unsigned char *mode, int *k) {
   *k = 0;
-  if (!(zi[0] > 0.0)) {
+  if (!(ln > 0.0)) {
     *mode = u[0] > vtol ? MODE_SEPARATED : mu == 0.0 ? MODE_VERTEX : MODE_STICK;
     return;
   }
@@ -1555,14 +1597,14 @@ static void classify(const double *zi, const double *u, double vtol, double mu, 
     *mode = MODE_VERTEX;
     return;
   }
-  if (!(zi[m + 1] > 0.0)) {
+  if (!(beta > 0.0)) {
     *mode = MODE_STICK;
     return;
   }
   int first = -1, second = -1, npos = 0, big = 0;
   for (int l = 0; l < m; l++) {
-    if (zi[1 + l] > zi[1 + big]) big = l;
-    if (zi[1 + l] > 0.0) {
+    if (alpha[l] > alpha[big]) big = l;
+    if (alpha[l] > 0.0) {
       if (first < 0) first = l;
       else second = l;
       npos++;
@@ -1660,7 +1702,7 @@ static void localMode(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   double ln[3];
   cd_lcpLambdaFromZ(1, m, D, zb, ln); /* (one contact: z = (lambda_n, alpha, beta)) */
   for (int r = 0; r < 3; r++) un[r] = W[3 * r] * ln[0] + W[3 * r + 1] * ln[1] + W[3 * r + 2] * ln[2] + c[r];
-  classify(zb, un, vtol, p->mu[i], m, mode, k);
+  classify(zb[0], zb + 1, zb[m + 1], un, vtol, p->mu[i], m, mode, k);
 }
 
 /* a hash of the modes of every contact (FNV-1a over mode and direction): two active sets
@@ -1757,17 +1799,60 @@ static int remembered(const cdLcpNewton *s, unsigned long long hash) {
   return 0;
 }
 
-/* r = rhs - K q; returns its largest entry in velocity units (each row / sqrt(meff)) */
+/* r = rhs - K q, K q = S C G B S q without K's regularisation, through G (one product,
+ * cd_lcpDelassusMul; s->wl, s->wu and s->wb are its scratch); returns r's largest entry in
+ * velocity units (each row / sqrt(meff)). (K q's rows go straight into r, then the sums in
+ * locals and unrolled: S2 10, 60 steps, modeResidual 97.7M instructions -> 81.7M -> 62.9M) */
 static double modeResidual(cdLcpNewton *s, const cdContactProblem *p) {
-  productK(s, p, s->q, s->r);
+  int nc = p->ncon;
+  const unsigned char *mode = s->mode;
+  const int *off = s->off;
+  const double *Bs = s->B, *Cs = s->C, *sqs = s->sq, *q = s->q, *rhs = s->rhs;
+  double *wl = s->wl, *rs = s->r;
+  /* (the sums in locals, the arrays' pointers held: the stores no longer reload them; the
+   * loop over a contact's 0-3 unknowns unrolled, the same sums in the same order) */
+  for (int i = 0; i < nc; i++) {
+    const double *B = &Bs[9 * i], *xi = &q[off[i]];
+    double l0 = 0.0, l1 = 0.0, l2 = 0.0, sq = sqs[i];
+    int r = modeRows[mode[i]];
+    if (r >= 1) {
+      double pa = sq * xi[0];
+      l0 += B[0] * pa, l1 += B[1] * pa, l2 += B[2] * pa;
+      if (r >= 2) {
+        pa = sq * xi[1];
+        l0 += B[3] * pa, l1 += B[4] * pa, l2 += B[5] * pa;
+        if (r >= 3) {
+          pa = sq * xi[2];
+          l0 += B[6] * pa, l1 += B[7] * pa, l2 += B[8] * pa;
+        }
+      }
+    }
+    wl[3 * i] = l0, wl[3 * i + 1] = l1, wl[3 * i + 2] = l2;
+  }
+  cd_lcpDelassusMul(p, s->wl, s->wu, s->wb);
   s->wu_q = 1; /* (s->wu = G lambda(q): check's product) */
   s->chk_q = 0;
   double rn = 0.0;
-  for (int i = 0; i < p->ncon; i++)
-    for (int a = s->off[i]; a < s->off[i + 1]; a++) {
-      s->r[a] = s->rhs[a] - s->r[a];
-      rn = cd_lcpMax(rn, fabs(s->r[a]) / s->sq[i]);
+  const double *wu = s->wu;
+  for (int i = 0; i < nc; i++) {
+    int ri = modeRows[mode[i]];
+    if (!ri) continue;
+    const double *C = &Cs[9 * i], *rh = &rhs[off[i]];
+    double *r = &rs[off[i]], sq = sqs[i], u0 = wu[3 * i], u1 = wu[3 * i + 1], u2 = wu[3 * i + 2];
+    double v = rh[0] - sq * (C[0] * u0 + C[1] * u1 + C[2] * u2);
+    r[0] = v;
+    rn = cd_lcpMax(rn, fabs(v) / sq);
+    if (ri >= 2) {
+      v = rh[1] - sq * (C[3] * u0 + C[4] * u1 + C[5] * u2);
+      r[1] = v;
+      rn = cd_lcpMax(rn, fabs(v) / sq);
+      if (ri >= 3) {
+        v = rh[2] - sq * (C[6] * u0 + C[7] * u1 + C[8] * u2);
+        r[2] = v;
+        rn = cd_lcpMax(rn, fabs(v) / sq);
+      }
     }
+  }
   return rn;
 }
 
@@ -1843,11 +1928,17 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   int nc = p->ncon;
   s->early = 0;
   if (reserveUnknowns(s, n)) return CD_ERR_NOMEM;
-  /* rhs = -S C g */
+  /* rhs = -S C g (g's entries and the arrays' pointers in locals: the stores no longer reload
+   * them; S2 10, 60 steps: solveModes' own 76.4M instructions -> 75.5M) */
+  const unsigned char *mode = s->mode;
+  const int *off = s->off;
+  double *rhs = s->rhs;
   for (int i = 0; i < nc; i++) {
+    int ri = modeRows[mode[i]];
+    if (!ri) continue;
     const double *C = &s->C[9 * i], *g = &p->g[3 * i];
-    for (int a = 0; a < modeRows[s->mode[i]]; a++)
-      s->rhs[s->off[i] + a] = -s->sq[i] * (C[3 * a] * g[0] + C[3 * a + 1] * g[1] + C[3 * a + 2] * g[2]);
+    double g0 = g[0], g1 = g[1], g2 = g[2], msq = -s->sq[i], *rh = &rhs[off[i]];
+    for (int a = 0; a < ri; a++) rh[a] = msq * (C[3 * a] * g0 + C[3 * a + 1] * g1 + C[3 * a + 2] * g2);
   }
   /* the start: the current impulses in s->lam (the warm start's in the first iteration),
    * written in the new modes' unknowns; refinement keeps their part along K's null space, so
@@ -2016,6 +2107,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   for (int i = 0; i < nc; i++) {
     double me = cd_contactProblemMeff(p, i);
     s->sq[i] = sqrt(me), s->wi[i] = 1.0 / me, s->turn[i] = stickFrame(p, i);
+    s->lay_mode[i] = LAY_NONE;
   }
   s->ka_valid = 0; /* (K's blocks are of this call's G, sqrt(meff), turns and directions) */
 
@@ -2024,15 +2116,16 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
   cd_lcpDelassusMul(p, s->lam, s->u, s->wb);
   for (int t = 0; t < 3 * nc; t++) s->u[t] += p->g[t];
   st.products++;
-  for (int i = 0; i < nc; i++) {
-    s->zb[0] = z[i];
-    memcpy(&s->zb[1], &z[nc + m * i], (size_t)m * sizeof(double));
-    s->zb[m + 1] = z[nc + nc * m + i];
-    classify(s->zb, &s->u[3 * i], tol * vs, p->mu[i], m, &s->mode[i], &s->kdir[i]);
-  }
+  for (int i = 0; i < nc; i++)
+    classify(z[i], &z[nc + m * i], z[nc + nc * m + i], &s->u[3 * i], tol * vs, p->mu[i], m, &s->mode[i], &s->kdir[i]);
 
   double bestres = INFINITY;
   int nv = 0, rc = CD_OK;
+  /* the iterate is checked into cur, and the best one stays where it was checked (best): z and
+   * s->zbest trade roles at each better iterate instead of a copy of it to s->zbest, and z gets
+   * the best one at the end unless it holds it. S2 10, 60 steps: 207 copies of z (18.4M
+   * instructions) and 85 back (6.7M) -> 40 back (3.8M) */
+  double *cur = z, *best = s->zbest;
   size_t c1 = (size_t)nc, c3 = 3 * (size_t)nc;
   if (!(opt && opt->remember)) s->nseen = 0;
   if (opt && opt->escape && s->escaped < ESCAPE_STEP_SETS && remembered(s, modeHash(s, nc))) {
@@ -2055,6 +2148,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     if (!repeat) s->seen[s->nseen++ % SEEN_MAX] = hash;
     s->wu_q = s->chk_q = 0;
     s->early = 0;
+    s->ez = cur;
     if (n > 0 && !repeat) {
       rc = solveModes(s, p, opt ? opt->delassus : NULL, n, sym, REFINE_SHARE * tol * vs, tol * vs, opt ? opt->lu_flops_max : 0.0,
                       opt ? opt->form : CD_LCP_NEWTON_FORM_AUTO, &st);
@@ -2070,14 +2164,14 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     double res = INFINITY;
     if (!repeat) {
       st.iterations++;
-      if (!failed) res = checked(s, p, m, D, z, &st);
+      if (!failed) res = checked(s, p, m, D, cur, &st);
     }
-    /* no better (or no solution): the best iterate (zbest) is the answer, and the caller's
+    /* no better (or no solution): the best iterate (best) is the answer, and the caller's
      * sweeps go on from it */
     if (!(res < DECREASE * bestres || (res <= tol && res < bestres))) break;
     /* a better iterate: kept, and every violator of it changes mode next */
     bestres = res;
-    memcpy(s->zbest, z, (size_t)nz * sizeof *z);
+    best = cur, cur = cur == z ? s->zbest : z;
     if (res <= target) break;
     /* its violators (above what the refinement left, when it stopped early) */
     double floor = s->early ? fmax(target * vs, EARLY_FLOOR * s->early_rn) : target * vs;
@@ -2086,7 +2180,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     for (int h = 0; h < nv; h++) {
       int i = s->cand[h], k;
       unsigned char md;
-      if (changeOf(s, p, m, D, z, i, local, tol * vs, &md, &k)) {
+      if (changeOf(s, p, m, D, best, i, local, tol * vs, &md, &k)) {
         s->mode[i] = md, s->kdir[i] = k;
         changed++;
       }
@@ -2094,7 +2188,7 @@ int cd_lcpNewtonSolve(cdLcpNewton *s, const cdContactProblem *p, int m, const do
     st.mode_changes += changed;
     if (!changed) break; /* the violations are not the modes' (cycling at roundoff) */
   }
-  if (bestres < INFINITY) memcpy(z, s->zbest, (size_t)nz * sizeof *z);
+  if (bestres < INFINITY && best != z) memcpy(z, best, (size_t)nz * sizeof *z);
   s->ez = NULL;
   st.residual = bestres;
   st.converged = bestres <= tol;
