@@ -1329,8 +1329,12 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       }
       ref_sweep = st.sweeps;
       ref_res = res;
-      /* (after a drift step the next window starts from it) */
-      prev_ok = tries && !drifted;
+      /* (after a drift step the next window starts from it) z kept for the next stall test,
+       * which comes STALL_SWEEPS sweeps from here (a check is due then, and only the end of the
+       * solve passes it by), where a drift step can come: with the tries, from DRIFT_WAIT sweeps
+       * on, while drift steps are left (the copies before, 118 of 139 kB each, were 11M of
+       * S2 10's first 60 steps' instructions) */
+      prev_ok = tries && !drifted && drifts < DRIFT_STEPS && st.sweeps + STALL_SWEEPS >= DRIFT_WAIT;
       if (prev_ok) memcpy(zprev, z, (size_t)n * sizeof *z);
     }
     if (res < bestres) {
