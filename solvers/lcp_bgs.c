@@ -728,36 +728,51 @@ done:
  * was 6.5 % of the 1000-sphere pile's run (perf, S2 10, 150 steps: 37 % of cd_bgsSolve's
  * own time), as much as a sweep's products where the checks come every second sweep. */
 typedef struct {
-  int n;        /* contacts swept */
-  int *con;     /* (ncon) the swept contacts, forward-sweep order */
-  int *ptr;     /* (ncon + 1) their blocks in col, val */
-  int *col;     /* (nnzb) the other contact j of each block, as the byte offset of its lambda's
-                   pairs in lamd (48 j: blockC's loads then index lamd directly, two instructions
-                   fewer a block than 3 j, which the loop scaled to bytes first: S2 10's first 60
-                   steps 5.664G -> 5.647G) */
-  double *diag; /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
-  double *rec;  /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
-  double *val;  /* (nnzb x 9) the blocks G_ij: rows 0 and 1 column by column (B_00, B_10, B_01,
-                   B_11, B_02, B_12: blockC sums them in pairs), then row 2 */
+  double v[9];    /* G_ij: rows 0 and 1 column by column (B_00, B_10, B_01, B_11, B_02, B_12:
+                     blockC sums them in pairs), then row 2 */
+  const cdV2 *l;  /* the other contact j's lambda, its pairs in lamd, beside the values it is
+                     read with: blockC's loop 25 -> 22 instructions a block (as the byte offset 48 j
+                     in an array of its own; S2 10's first 60 steps 4.646G -> 4.602G) */
+} cdBgsBlock;
+
+typedef struct {
+  int n;           /* contacts swept */
+  int *con;        /* (ncon) the swept contacts, forward-sweep order */
+  cdBgsBlock **ptr; /* (ncon + 1) their blocks in blk, as pointers (as indices into blk, blockC's
+                       bounds took 10 instructions a contact: S2 10's first 60 steps 4.583G ->
+                       4.553G) */
+  double *diag;    /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
+  double *rec;     /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
+  cdBgsBlock *blk; /* (nnzb) the blocks G_ij */
 } cdBgsRows;
 
 /* c = g_i + sum_{j != i} G_ij lambda_j for the block at position pos of rows (dg its record;
- * idle contacts' lambda_j are zero), with lamd = lambda's entries each as a pair (each product
- * one multiplication of a pair from memory instead of a load and a broadcast: 29 -> 26
- * instructions a neighbour, S2 10's first 60 steps 6.541G -> 6.531G). (c_0, c_1) as one pair
+ * idle contacts' lambda_j are zero), lambda_j read from lamd (each block's l), its entries each
+ * as a pair (each product one multiplication of a pair from memory instead of a load and a
+ * broadcast: 29 -> 26 instructions a neighbour, S2 10's first 60 steps 6.541G -> 6.531G). (c_0,
+ * c_1) as one pair
  * of lanes: each lane the same products and sums in the same order as c_2's, so the same bits
  * as three scalar sums (and fewer instructions: the sums were a third of the sweep's) */
-static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, const cdV2 *lamd, double *c) {
+static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, double *c) {
   cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
   double c2 = dg[REC_G + 2];
-  for (int t = rows->ptr[pos]; t < rows->ptr[pos + 1]; t++) {
-    const double *Bt = &rows->val[9 * (size_t)t];
-    const cdV2 *lj = (const cdV2 *)(const void *)((const char *)lamd + rows->col[t]);
-    cdV2 b0, b1, b2;
-    memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2);
-    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];
-    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];
+#define BLOCK_C_ADD(blk)                                                                      \
+  do {                                                                                        \
+    const double *Bt = (blk)->v;                                                              \
+    const cdV2 *lj = (blk)->l;                                                                \
+    cdV2 b0, b1, b2;                                                                          \
+    memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2); \
+    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];                                              \
+    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];                             \
+  } while (0)
+  const cdBgsBlock *b = rows->ptr[pos], *e = rows->ptr[pos + 1];
+  /* two blocks an iteration, in order (GCC leaves the loop rolled at -O2): 4.602G -> 4.583G */
+  for (; e - b >= 2; b += 2) {
+    BLOCK_C_ADD(b);
+    BLOCK_C_ADD(b + 1);
   }
+  if (b < e) BLOCK_C_ADD(b);
+#undef BLOCK_C_ADD
   c[0] = c01[0], c[1] = c01[1], c[2] = c2;
 }
 
@@ -792,7 +807,7 @@ static inline double sweepBlockAny(const cdBgsRows *rows, int pos, int m, const 
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   double c[3];
-  blockC(rows, pos, dg, lamd, c);
+  blockC(rows, pos, dg, c);
   zb[0] = z[i];
   for (int l = 0; l < m; l++) zb[1 + l] = z[nc + m * i + l];
   zb[m + 1] = z[nc + nc * m + i];
@@ -825,7 +840,7 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   int i = rows->con[pos];
   const double *dg = &rows->diag[BLOCK_REC * (size_t)pos];
   double c[3];
-  blockC(rows, pos, dg, lamd, c);
+  blockC(rows, pos, dg, c);
   double *za = &z[nc + 4 * (size_t)i], *zbeta = &z[(size_t)nc * 5 + (size_t)i];
   double zo[6] = {z[i], za[0], za[1], za[2], za[3], *zbeta}, zb[6], wi = dg[REC_WI];
   blockSolve4(dg, D, c, vs, zo, zb, bw);
@@ -843,6 +858,20 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   return dz;
 }
 
+/* one sweep of the rows for m = 4 and the unit axes, backwards or forwards; returns its
+ * largest block step. A function of its own: inside cd_bgsSolve the loop's pointers and the
+ * block's values were spilled and reloaded at every block (S2 10's first 60 steps 4.692G ->
+ * 4.662G instructions) */
+__attribute__((noinline)) static double sweep4(const cdBgsRows *rows, const double *D, int nc, double vs, double *z,
+                                               cdV2 *lamd, void *bw, int backward) {
+  double step = 0.0;
+  for (int ii = 0; ii < rows->n; ii++) {
+    int pos = backward ? rows->n - 1 - ii : ii;
+    step = cd_lcpMax(step, sweepBlock4(rows, pos, D, nc, vs, z, lamd, bw));
+  }
+  return step;
+}
+
 /* every contact's record, once a solve (the rows are built several times a step: making the
  * records there, with W's adjugate, was 0.7 % of the 1000-sphere pile's instructions) */
 static void rowsRecords(const cdContactProblem *p, cdBgsRows *r) {
@@ -852,7 +881,8 @@ static void rowsRecords(const cdContactProblem *p, cdBgsRows *r) {
                 &r->rec[BLOCK_REC * (size_t)i]);
 }
 
-static void rowsBuild(const cdContactProblem *p, const int *order, const unsigned char *idle, cdBgsRows *r) {
+static void rowsBuild(const cdContactProblem *p, const int *order, const unsigned char *idle, const cdV2 *lamd,
+                      cdBgsRows *r) {
   const cdBlockMatrix *G = &p->G;
   int k = 0, n = 0;
   for (int q = 0; q < p->ncon; q++) {
@@ -860,22 +890,22 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
     if (idle[i]) continue;
     memcpy(&r->diag[BLOCK_REC * (size_t)n], &r->rec[BLOCK_REC * (size_t)i], BLOCK_REC * sizeof *r->diag);
     r->con[n] = i;
-    r->ptr[n] = k;
+    r->ptr[n] = &r->blk[k];
     /* every block written at k and k moved past the kept ones (the diagonal's and the idle
      * contacts' are overwritten): the test was a branch the CPU mispredicted (S2 10, 400
      * steps: rowsBuild 5.1 -> 2.2 % of cd_bgsSolve's perf samples, for 21M more instructions
      * over the first 60 steps) */
     for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
       int j = G->col[t];
-      r->col[k] = 3 * (int)sizeof(cdV2) * j;
+      r->blk[k].l = &lamd[3 * (size_t)j];
       const double *B = &G->val[9 * (size_t)t];
-      double *v = &r->val[9 * (size_t)k];
+      double *v = r->blk[k].v;
       for (int e = 0; e < 3; e++) v[2 * e] = B[e], v[2 * e + 1] = B[3 + e], v[6 + e] = B[6 + e];
       k += (j != i) & !idle[j];
     }
     n++;
   }
-  r->ptr[n] = k;
+  r->ptr[n] = &r->blk[k];
   r->n = n;
 }
 
@@ -1131,14 +1161,15 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   void *sw = cd_malloc(cd_lcpSubspaceWorkSize(p, m));
   unsigned char *idle = cd_malloc((size_t)nc); /* (ncon) 1: left out of the sweeps (IDLE_MARGIN) */
   size_t nnzb = (size_t)p->G.rowptr[nc];
-  cdBgsRows rows = {0, cd_malloc((2 * (size_t)nc + 1 + nnzb) * sizeof(int)), NULL, NULL,
-                    cd_malloc((2 * BLOCK_REC * (size_t)nc + 9 * nnzb) * sizeof(double)), NULL, NULL};
+  cdBgsRows rows = {0, cd_malloc((size_t)nc * sizeof(int)), cd_malloc(((size_t)nc + 1) * sizeof(cdBgsBlock *)),
+                    cd_malloc(2 * BLOCK_REC * (size_t)nc * sizeof(double) + nnzb * sizeof(cdBgsBlock)), NULL, NULL};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
   cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
-  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.diag ||
-      !zprev || !lamd) {
+  if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.ptr ||
+      !rows.diag || !zprev || !lamd) {
     cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
+    cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.ptr), cd_free(rows.diag);
+    cd_free(zprev), cd_free(lamd);
     return CD_ERR_NOMEM;
   }
   int prev_ok = 0, drifts = 0; /* prev_ok: zprev is z at the last stall test, the sweeps' own since */
@@ -1149,8 +1180,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double *zsave = cw.cres + nc, *lsave = zsave + n; /* (n), (3 ncon): the iterate before the clusters */
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
   memset(idle, 0, (size_t)nc);
-  rows.ptr = rows.con + nc, rows.col = rows.ptr + nc + 1, rows.rec = rows.diag + BLOCK_REC * (size_t)nc;
-  rows.val = rows.rec + BLOCK_REC * (size_t)nc;
+  rows.rec = rows.diag + BLOCK_REC * (size_t)nc;
+  rows.blk = (cdBgsBlock *)(void *)(rows.rec + BLOCK_REC * (size_t)nc);
   rowsRecords(p, &rows);
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
@@ -1174,16 +1205,17 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   double bestres = res, ref_res = res;
   while (!(bestres <= thresh) && st.sweeps < maxs) {
     double step = 0.0; /* the largest block step of this sweep, m/s */
-    if (stale) rowsBuild(p, order, idle, &rows);
+    if (stale) rowsBuild(p, order, idle, lamd, &rows);
     stale = 0;
     st.blocks += rows.n;
     int backward = !tries && st.sweeps % 2;
-    for (int ii = 0; ii < rows.n; ii++) {
-      int pos = backward ? rows.n - 1 - ii : ii;
-      double dz = axes ? sweepBlock4(&rows, pos, D, nc, vs, z, lamd, bw)
-                       : sweepBlockAny(&rows, pos, m, D, nc, vs, z, lamd, zb, bw);
-      step = cd_lcpMax(step, dz);
-    }
+    if (axes)
+      step = sweep4(&rows, D, nc, vs, z, lamd, bw, backward);
+    else
+      for (int ii = 0; ii < rows.n; ii++) {
+        int pos = backward ? rows.n - 1 - ii : ii;
+        step = cd_lcpMax(step, sweepBlockAny(&rows, pos, m, D, nc, vs, z, lamd, zb, bw));
+      }
     st.sweeps++;
     /* the true residual: every CHECK_EVERY sweeps, with the tries only near a threshold, and
      * when a step counted in sweeps is due (STEP_GATE) */
@@ -1297,8 +1329,12 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
       }
       ref_sweep = st.sweeps;
       ref_res = res;
-      /* (after a drift step the next window starts from it) */
-      prev_ok = tries && !drifted;
+      /* (after a drift step the next window starts from it) z kept for the next stall test,
+       * which comes STALL_SWEEPS sweeps from here (a check is due then, and only the end of the
+       * solve passes it by), where a drift step can come: with the tries, from DRIFT_WAIT sweeps
+       * on, while drift steps are left (the copies before, 118 of 139 kB each, were 11M of
+       * S2 10's first 60 steps' instructions) */
+      prev_ok = tries && !drifted && drifts < DRIFT_STEPS && st.sweeps + STALL_SWEEPS >= DRIFT_WAIT;
       if (prev_ok) memcpy(zprev, z, (size_t)n * sizeof *z);
     }
     if (res < bestres) {
@@ -1316,7 +1352,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   st.residual = bestres;
   st.converged = bestres <= thresh;
   cd_free(lam), cd_free(work), cd_free(best), cd_free(zb), cd_free(bw), cd_free(cw.loc), cd_free(cw.cres);
-  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.diag), cd_free(zprev), cd_free(lamd);
+  cd_free(zsub), cd_free(sw), cd_free(idle), cd_free(rows.con), cd_free(rows.ptr), cd_free(rows.diag);
+  cd_free(zprev), cd_free(lamd);
   if (stats) *stats = st;
   return rc;
 }
