@@ -71,7 +71,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -401,22 +400,19 @@ static void warmStart(const cdLcpState *s, const cdContactProblem *p, const cdCo
   }
 }
 
-static int rankCompare(const void *x, const void *y) {
-  const cdLcpRank *a = x, *b = y;
-  if (a->h != b->h) return a->h < b->h ? -1 : 1;
-  return (a->i > b->i) - (a->i < b->i); /* ties by index: deterministic */
-}
-
-/* a before b in rankCompare's order, for heights that are numbers (no NaN: then the order is
- * total, and every sort gives the same one) */
+/* a before b: lower first, ties by index (deterministic). A total order where the heights are
+ * numbers; a NaN height (a non-finite state, which ends the run after the step) compares false
+ * both ways and is placed wherever the sort leaves it: the order is still a permutation and
+ * deterministic */
 static inline int rankBefore(const cdLcpRank *a, const cdLcpRank *b) {
   return a->h < b->h || (a->h == b->h && a->i < b->i);
 }
 
 /* r (n) sorted by rankBefore, t (n) its scratch: runs of 16 by insertion, merged in pairs;
- * returns the sorted array (r or t). qsort (glibc's merge sort, a call through rankCompare's
- * pointer a comparison) took 33.3M instructions over the 41 orders of S2 10's first 60 steps
- * (1,000-2,500 contacts), this ~10M: the run 4.662G -> 4.646G. Tried: insertion from the last
+ * returns the sorted array (r or t). qsort in the same order (glibc's merge sort, a call
+ * through a comparison function's pointer a comparison) took 33.3M instructions over the 41
+ * orders of S2 10's first 60 steps (1,000-2,500 contacts), this ~10M: the run 4.662G ->
+ * 4.646G. Tried: insertion from the last
  * order where the contacts are as many (the landing's contacts change in number at 40 of those
  * 41 orders, and the one that did not needed more than 8 ncon moves) */
 static const cdLcpRank *rankSort(cdLcpRank *r, cdLcpRank *t, int n) {
@@ -458,18 +454,12 @@ static int bgsOrder(cdLcpState *s, const cdContactSet *contacts, int nc, const i
     s->order = o;
     s->ocap = (size_t)nc;
   }
-  int nan = 0;
   for (int i = 0; i < nc; i++) {
     const double *x = contacts->con[i].point;
     s->rank[i].h = x[0] * s->up[0] + x[1] * s->up[1] + x[2] * s->up[2];
     s->rank[i].i = i;
-    nan |= s->rank[i].h != s->rank[i].h;
   }
-  const cdLcpRank *r = s->rank;
-  if (nan)
-    qsort(s->rank, (size_t)nc, sizeof *s->rank, rankCompare);
-  else
-    r = rankSort(s->rank, s->rank + nc, nc);
+  const cdLcpRank *r = rankSort(s->rank, s->rank + nc, nc);
   for (int i = 0; i < nc; i++) s->order[i] = r[i].i;
   *order = s->order;
   return 0;
