@@ -57,7 +57,9 @@ struct cdSparseLdu {
   double flops; /* the LU's flops as KLU estimates them (cd_sparseLduFlops) */
   int *perm;    /* (n) new index k is old perm[k] */
   int *Lp;      /* (n + 1) columns of L, and of U^T */
-  int *Li;      /* (lnz) row of each entry of L, ascending in a column */
+  int *Li;      /* (lnz) twice the row of each entry of L (rows ascending in a column): the
+                   row's place in w and x as doubles, which the loads address without a shift
+                   (the scale of an address is at most 8 bytes; cdPair is 16) */
   cdPair *LU;   /* (lnz) L(i, j) and U(j, i) of each entry of Li */
   double *d;    /* (n) D */
   int *Rp;      /* (n + 1) row k of L (the reach of column k of C's upper part) ... */
@@ -77,7 +79,7 @@ struct cdSparseLdu {
   int *parent;  /* (n) ... its elimination tree, ... */
   int on;       /* ... and its size, whose rows' reaches Rp, Rj hold (0: none) */
   cdPair *w;    /* (n) the factorization's two triangular solves; zero between uses */
-  double *x;    /* (n) cd_sparseLduSolve's work */
+  double *x;    /* (2 n) cd_sparseLduSolve's work: row i at x[2 i] */
   int failed;   /* the pivot at which the last factorization stopped, -1 none */
   double growth; /* the largest |L(i, j)|, |U(j, i)| of the last factorization */
   int analysed; /* 1: an analysis is held */
@@ -137,9 +139,9 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
   size_t nn = (size_t)n + 1, nz = (size_t)nnz + 1;
   if (nn > f->ncap) {
     f->ncap = 0;
-    if (cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
+    if (n > 0x3fffffff || cd_grow(&f->perm, nn, sizeof(int)) || cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
         cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) || cd_grow(&f->Ce, nn, sizeof(int)) ||
-        cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->w, nn, sizeof(cdPair)) || cd_grow(&f->x, nn, sizeof(double)) ||
+        cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->w, nn, sizeof(cdPair)) || cd_grow(&f->x, 2 * nn, sizeof(double)) ||
         cd_grow(&f->Op, nn, sizeof(int)) || cd_grow(&f->Oe, nn, sizeof(int)) || cd_grow(&f->parent, nn, sizeof(int)))
       return -1;
     memset(f->w, 0, nn * sizeof *f->w); /* (zero from here on between factorizations) */
@@ -274,7 +276,7 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
   for (int k = 0; k < n; k++)
     for (int q = f->Rp[k]; q < f->Rp[k + 1]; q++) {
       int at = cnt[f->Rj[q]]++;
-      f->Li[at] = k;
+      f->Li[at] = 2 * k;
       f->Rq[q] = at;
     }
   f->analysed = 1;
@@ -287,17 +289,18 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
   f->numeric = 0;
   f->failed = -1;
   if (!f->analysed) return -1;
-  const int *Lp = f->Lp, *Li = f->Li, *Rj = f->Rj, *Rq = f->Rq;
+  const int *Lp = f->Lp, *Li = f->Li, *Rp = f->Rp, *Rj = f->Rj, *Rq = f->Rq;
+  const int *Cp = f->Cp, *Ce = f->Ce, *Cr = f->Cr, *Ct = f->Ct, *Ctt = f->Ctt, *Cd = f->Cd;
   cdPair *LU = f->LU, *w = f->w;
-  double *d = f->d, big = 1.0 / tol, growth = 0.0;
+  double *wd = (double *)f->w, *d = f->d, big = 1.0 / tol, growth = 0.0; /* (w[i] at wd + Li's 2 i) */
   for (int k = 0; k < n; k++) {
     /* w = (C(0:k, k), C(k, 0:k)^T) over the reach, zero elsewhere */
-    for (int q = f->Cp[k]; q < f->Ce[k]; q++) {
-      cdPair a = {Ax[f->Ct[q]], Ax[f->Ctt[q]]};
-      w[f->Cr[q]] = a;
+    for (int q = Cp[k]; q < Ce[k]; q++) {
+      cdPair a = {Ax[Ct[q]], Ax[Ctt[q]]};
+      w[Cr[q]] = a;
     }
-    double dk = f->Cd[k] >= 0 ? Ax[f->Cd[k]] : 0.0, gk = 0.0;
-    for (int q = f->Rp[k]; q < f->Rp[k + 1]; q++) {
+    double dk = Cd[k] >= 0 ? Ax[Cd[k]] : 0.0, gl = 0.0, gu = 0.0;
+    for (int q = Rp[k]; q < Rp[k + 1]; q++) {
       int j = Rj[q], at = Rq[q];
       cdPair wv = w[j];
       w[j] = (cdPair){0.0, 0.0};
@@ -306,24 +309,35 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
       for (; p + 1 < at; p += 2) { /* (two rows a trip: the loop's own instructions halved) */
         int i0 = Li[p], i1 = Li[p + 1];
         cdPair a0 = LU[p] * wv, a1 = LU[p + 1] * wv;
-        w[i0] -= a0;
-        w[i1] -= a1;
+        *(cdPair *)(wd + i0) -= a0;
+        *(cdPair *)(wd + i1) -= a1;
       }
-      if (p < at) w[Li[p]] -= LU[p] * wv;
-      double l = wv[1] / d[j], u = wv[0] / d[j];
-      LU[at] = (cdPair){l, u};
-      dk -= l * wv[0];
-      double a = fabs(l) > fabs(u) ? fabs(l) : fabs(u);
-      gk = gk > a ? gk : a;
+      if (p < at) *(cdPair *)(wd + Li[p]) -= LU[p] * wv;
+      /* (L(k, j), U(j, k)) = (v_j, w_j) / d_j: one division of the pair, the same bits */
+      cdPair lu = (cdPair){wv[1], wv[0]} / (cdPair){d[j], d[j]};
+      LU[at] = lu;
+      dk -= lu[0] * wv[0];
+      cdPair a = (cdPair){fabs(lu[0]), fabs(lu[1])};
+      gl = gl > a[0] ? gl : a[0];
+      gu = gu > a[1] ? gu : a[1];
     }
+    double gk = gl > gu ? gl : gu;
     d[k] = dk;
-    growth = growth > gk ? growth : gk;
     if (!(gk <= big) || !(fabs(dk) > 0.0) || !isfinite(dk)) {
-      /* (the workspace is zero again: every entry scattered is in the reach, read and cleared) */
+      /* (the workspace is zero again: every entry scattered is in the reach, read and cleared).
+       * gk again as one maximum over the pairs in order, as the message's value: the two
+       * lanes' maxima above are the same for finite multipliers, and a row whose multipliers
+       * are not all finite fails (a NaN multiplier is a NaN w_j or v_j, so a NaN d_k) */
+      gk = 0.0;
+      for (int q = Rp[k]; q < Rp[k + 1]; q++) {
+        double l = fabs(LU[Rq[q]][0]), u = fabs(LU[Rq[q]][1]), a = l > u ? l : u;
+        gk = gk > a ? gk : a;
+      }
       f->failed = k;
-      f->growth = growth;
+      f->growth = growth > gk ? growth : gk;
       return 1;
     }
+    growth = growth > gk ? growth : gk;
   }
   f->growth = growth;
   f->numeric = 1;
@@ -336,9 +350,9 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
   const cdPair *LU = f->LU;
   const double *d = f->d;
   double *x = f->x;
-  for (int k = 0; k < n; k++) x[k] = b[perm[k]];
+  for (int k = 0; k < n; k++) x[2 * k] = b[perm[k]];
   for (int j = 0; j < n; j++) { /* L y = P b */
-    double xj = x[j];
+    double xj = x[2 * j];
     if (xj == 0.0) continue;
     int p = Lp[j];
     for (; p + 1 < Lp[j + 1]; p += 2) {
@@ -349,13 +363,13 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
     }
     if (p < Lp[j + 1]) x[Li[p]] -= LU[p][0] * xj;
   }
-  for (int k = 0; k < n; k++) x[k] /= d[k];
+  for (int k = 0; k < n; k++) x[2 * k] /= d[k];
   for (int j = n - 1; j >= 0; j--) { /* U x = D^-1 y, by rows of U (columns of U^T) */
-    double s = x[j];
+    double s = x[2 * j];
     int p = Lp[j];
     for (; p + 1 < Lp[j + 1]; p += 2) s = s - LU[p][1] * x[Li[p]] - LU[p + 1][1] * x[Li[p + 1]];
     if (p < Lp[j + 1]) s -= LU[p][1] * x[Li[p]];
-    x[j] = s;
+    x[2 * j] = s;
   }
-  for (int k = 0; k < n; k++) b[perm[k]] = x[k];
+  for (int k = 0; k < n; k++) b[perm[k]] = x[2 * k];
 }
