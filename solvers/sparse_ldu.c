@@ -60,7 +60,10 @@ struct cdSparseLdu {
   int *Li;      /* (lnz) twice the row of each entry of L (rows ascending in a column): the
                    row's place in w and x as doubles, which the loads address without a shift
                    (the scale of an address is at most 8 bytes; cdPair is 16) */
-  cdPair *LU;   /* (lnz) L(i, j) and U(j, i) of each entry of Li */
+  cdPair *LU;   /* (lnz) -L(i, j) and -U(j, i) of each entry of Li: the updates y -= l x as
+                   y += (-l) x, the same bits (x - y is x + (-y), and (-l) x is -(l x)), with
+                   the sum taking its operand from memory (S2 10, 60 steps: factorizations
+                   362.8M -> 354.8M instructions, solves 123.2M -> 118.3M) */
   double *d;    /* (n) D */
   int *Rp;      /* (n + 1) row k of L (the reach of column k of C's upper part) ... */
   int *Rj;      /* (rcap >= lnz) ... its columns, in a topological order of the elimination tree */
@@ -309,14 +312,14 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
       for (; p + 1 < at; p += 2) { /* (two rows a trip: the loop's own instructions halved) */
         int i0 = Li[p], i1 = Li[p + 1];
         cdPair a0 = LU[p] * wv, a1 = LU[p + 1] * wv;
-        *(cdPair *)(wd + i0) -= a0;
-        *(cdPair *)(wd + i1) -= a1;
+        *(cdPair *)(wd + i0) += a0;
+        *(cdPair *)(wd + i1) += a1;
       }
-      if (p < at) *(cdPair *)(wd + Li[p]) -= LU[p] * wv;
-      /* (L(k, j), U(j, k)) = (v_j, w_j) / d_j: one division of the pair, the same bits */
-      cdPair lu = (cdPair){wv[1], wv[0]} / (cdPair){d[j], d[j]};
+      if (p < at) *(cdPair *)(wd + Li[p]) += LU[p] * wv;
+      /* -(L(k, j), U(j, k)) = (v_j, w_j) / -d_j: one division of the pair, the same bits */
+      cdPair lu = (cdPair){wv[1], wv[0]} / (cdPair){-d[j], -d[j]};
       LU[at] = lu;
-      dk -= lu[0] * wv[0];
+      dk += lu[0] * wv[0];
       cdPair a = (cdPair){fabs(lu[0]), fabs(lu[1])};
       gl = gl > a[0] ? gl : a[0];
       gu = gu > a[1] ? gu : a[1];
@@ -358,17 +361,17 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
     for (; p + 1 < Lp[j + 1]; p += 2) {
       int i0 = Li[p], i1 = Li[p + 1];
       double a0 = LU[p][0] * xj, a1 = LU[p + 1][0] * xj;
-      x[i0] -= a0;
-      x[i1] -= a1;
+      x[i0] += a0;
+      x[i1] += a1;
     }
-    if (p < Lp[j + 1]) x[Li[p]] -= LU[p][0] * xj;
+    if (p < Lp[j + 1]) x[Li[p]] += LU[p][0] * xj;
   }
   for (int k = 0; k < n; k++) x[2 * k] /= d[k];
   for (int j = n - 1; j >= 0; j--) { /* U x = D^-1 y, by rows of U (columns of U^T) */
     double s = x[2 * j];
     int p = Lp[j];
-    for (; p + 1 < Lp[j + 1]; p += 2) s = s - LU[p][1] * x[Li[p]] - LU[p + 1][1] * x[Li[p + 1]];
-    if (p < Lp[j + 1]) s -= LU[p][1] * x[Li[p]];
+    for (; p + 1 < Lp[j + 1]; p += 2) s = s + LU[p][1] * x[Li[p]] + LU[p + 1][1] * x[Li[p + 1]];
+    if (p < Lp[j + 1]) s += LU[p][1] * x[Li[p]];
     x[2 * j] = s;
   }
   for (int k = 0; k < n; k++) b[perm[k]] = x[2 * k];
