@@ -357,25 +357,29 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
   const double *d = f->d;
   double *x = f->x;
   for (int k = 0; k < n; k++) x[2 * k] = b[perm[k]];
+  /* each column's odd entry first, then pairs, by pointers (the same order of each value's
+   * updates: a column's rows are distinct, and U's row is summed in ascending order still);
+   * D^-1 and the scatter to b in the backward pass. S2 10, 60 steps: 118.3M -> 101.2M
+   * instructions (the loops' setup a column was ~15 instructions, the columns ~3 entries) */
   for (int j = 0; j < n; j++) { /* L y = P b */
     double xj = x[2 * j];
     if (xj == 0.0) continue;
-    int p = Lp[j];
-    for (; p + 1 < Lp[j + 1]; p += 2) {
-      int i0 = Li[p], i1 = Li[p + 1];
-      double a0 = LU[p][0] * xj, a1 = LU[p + 1][0] * xj;
+    const int *li = Li + Lp[j], *le = Li + Lp[j + 1];
+    const cdPair *lp = LU + Lp[j];
+    if ((le - li) & 1) x[*li++] += (*lp++)[0] * xj;
+    for (; li < le; li += 2, lp += 2) {
+      int i0 = li[0], i1 = li[1];
+      double a0 = lp[0][0] * xj, a1 = lp[1][0] * xj;
       x[i0] += a0;
       x[i1] += a1;
     }
-    if (p < Lp[j + 1]) x[Li[p]] += LU[p][0] * xj;
   }
-  for (int k = 0; k < n; k++) x[2 * k] /= d[k];
   for (int j = n - 1; j >= 0; j--) { /* U x = D^-1 y, by rows of U (columns of U^T) */
-    double s = x[2 * j];
-    int p = Lp[j];
-    for (; p + 1 < Lp[j + 1]; p += 2) s = s + LU[p][1] * x[Li[p]] + LU[p + 1][1] * x[Li[p + 1]];
-    if (p < Lp[j + 1]) s += LU[p][1] * x[Li[p]];
-    x[2 * j] = s;
+    double s = x[2 * j] / d[j];
+    const int *li = Li + Lp[j], *le = Li + Lp[j + 1];
+    const cdPair *lp = LU + Lp[j];
+    if ((le - li) & 1) s += (*lp++)[1] * x[*li++];
+    for (; li < le; li += 2, lp += 2) s = s + lp[0][1] * x[li[0]] + lp[1][1] * x[li[1]];
+    x[2 * j] = s, b[perm[j]] = s;
   }
-  for (int k = 0; k < n; k++) b[perm[k]] = x[2 * k];
 }
