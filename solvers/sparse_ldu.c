@@ -115,16 +115,20 @@ double cd_sparseLduGrowth(const cdSparseLdu *f) { return f->growth; }
  * of C(0:k, 0:k) is the tree of the rows before it, plus k); mark: marked with k; stack: n
  * ints. Returns the new end */
 static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stack) {
-  int n = f->n, top = n;
+  /* (the arrays and bounds in locals: every array is of int, so that each store could
+   * otherwise change them) */
+  const int *Cr = f->Cr;
+  int *count = f->Lp + 1, n = f->n, top = n, qe = f->Ce[k];
   mark[k] = k;
-  for (int q = f->Cp[k]; q < f->Ce[k]; q++) {
+  for (int q = f->Cp[k]; q < qe; q++) {
     int len = 0;
     /* the path from row r up to the first marked node, then onto the stack reversed */
-    for (int i = f->Cr[q]; mark[i] != k;) {
+    for (int i = Cr[q]; mark[i] != k;) {
       stack[len++] = i, mark[i] = k;
-      f->Lp[i + 1]++; /* (L's column counts) */
-      if (parent[i] < 0) parent[i] = k;
-      i = parent[i];
+      count[i]++; /* (L's column counts) */
+      int up = parent[i];
+      if (up < 0) parent[i] = up = k;
+      i = up;
     }
     while (len > 0) stack[--top] = stack[--len];
   }
@@ -168,7 +172,10 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
   f->Cp = f->Op, f->Op = sw;
   sw = f->Ce, f->Ce = f->Oe, f->Oe = sw;
   sw = f->Cr, f->Cr = f->Or, f->Or = sw;
-  for (int k = 0; k < n; k++) f->perm[k] = perm ? perm[k] : k;
+  if (perm)
+    memcpy(f->perm, perm, (size_t)n * sizeof(int));
+  else
+    for (int k = 0; k < n; k++) f->perm[k] = k;
   for (int k = 0; k < n; k++) pinv[f->perm[k]] = k;
   /* C's columns above the diagonal (column k at A's column perm[k]'s place) and its diagonal,
    * with where each entry's transpose sits, from the entries of A below its diagonal alone:
@@ -182,18 +189,19 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
    * the check: the pattern is symmetric and each column's rows ascend. S2 10, 60 steps, 294
    * analyses: 414.7M -> 381.8M instructions (a pass over every entry, half of them stored,
    * before), the same arrays */
-  for (int i = 0; i < n; i++) cnt[i] = Ap[i];
-  for (int k = 0; k < n; k++) f->Cp[k] = f->Ce[k] = Ap[f->perm[k]], f->Cd[k] = -1;
+  int *Cp = f->Cp, *Ce = f->Ce, *Cr = f->Cr, *Ct = f->Ct, *Ctt = f->Ctt, *Cd = f->Cd; /* (locals: see reach) */
+  memcpy(cnt, Ap, (size_t)n * sizeof(int));
+  for (int k = 0; k < n; k++) Cp[k] = Ce[k] = Ap[f->perm[k]], Cd[k] = -1;
   for (int j = 0; j < n; j++) {
-    int k = pinv[j], t = cnt[j], prev = j;
-    if (t < Ap[j + 1] && Ai[t] <= j) {
+    int k = pinv[j], t = cnt[j], te = Ap[j + 1], prev = j, ek = Ce[k]; /* (Ce[k]: only here) */
+    if (t < te && Ai[t] <= j) {
       if (Ai[t] < j) { /* A(i, j) above the diagonal without A(j, i) */
         cd_free(work);
         return 1;
       }
-      f->Cd[k] = t++;
+      Cd[k] = t++;
     }
-    for (; t < Ap[j + 1]; t++) {
+    for (; t < te; t++) {
       int i = Ai[t], c = cnt[i], r = pinv[i];
       if (i <= prev || c >= Ap[i + 1] || Ai[c] != j) {
         cd_free(work); /* rows not ascending, or A(i, j) without A(j, i) */
@@ -202,13 +210,14 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
       prev = i;
       cnt[i] = c + 1;
       if (r < k) {
-        int e = f->Ce[k]++;
-        f->Cr[e] = r, f->Ct[e] = t, f->Ctt[e] = c;
+        Cr[ek] = r, Ct[ek] = t, Ctt[ek] = c;
+        ek++;
       } else {
-        int e = f->Ce[r]++;
-        f->Cr[e] = k, f->Ct[e] = c, f->Ctt[e] = t;
+        int e = Ce[r]++;
+        Cr[e] = k, Ct[e] = c, Ctt[e] = t;
       }
     }
+    Ce[k] = ek;
   }
   f->n = n;
   /* the rows' reaches (the elimination tree grown with them, L's column counts in Lp[1..n])
@@ -253,11 +262,12 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
   f->on = n;
   /* the flops from L's column counts; then L's columns: each row's entries placed (rows
    * ascending in a column) */
-  f->flops = 0.0;
+  double flops = 0.0;
   for (int k = 0; k < n; k++) {
     double c = f->Lp[k + 1];
-    f->flops += c + 2.0 * c * c;
+    flops += c + 2.0 * c * c;
   }
+  f->flops = flops;
   if (!(f->flops <= maxflops)) {
     f->n = 0;
     cd_free(work);
@@ -273,16 +283,18 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
     }
     f->lcap = ln;
   }
-  f->Lp[0] = 0;
+  int *Lp = f->Lp, *Li = f->Li, *Rq = f->Rq;
+  const int *Rp = f->Rp, *Rj = f->Rj;
+  Lp[0] = 0;
   for (int k = 0; k < n; k++) {
-    f->Lp[k + 1] += f->Lp[k];
-    cnt[k] = f->Lp[k]; /* (from here: the next free place in column k) */
+    Lp[k + 1] += Lp[k];
+    cnt[k] = Lp[k]; /* (from here: the next free place in column k) */
   }
-  for (int k = 0; k < n; k++)
-    for (int q = f->Rp[k]; q < f->Rp[k + 1]; q++) {
-      int at = cnt[f->Rj[q]]++;
-      f->Li[at] = 2 * k;
-      f->Rq[q] = at;
+  for (int k = 0, q = 0; k < n; k++)
+    for (int qe = Rp[k + 1]; q < qe; q++) {
+      int at = cnt[Rj[q]]++;
+      Li[at] = 2 * k;
+      Rq[q] = at;
     }
   f->analysed = 1;
   cd_free(work);
