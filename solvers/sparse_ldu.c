@@ -324,13 +324,11 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
       w[j] = (cdPair){0.0, 0.0};
       /* the rows of column j above k: both solves' updates at once */
       int p = Lp[j];
-      for (; p + 1 < at; p += 2) { /* (two rows a trip: the loop's own instructions halved) */
-        int i0 = Li[p], i1 = Li[p + 1];
-        cdPair a0 = LU[p] * wv, a1 = LU[p + 1] * wv;
-        *(cdPair *)(wd + i0) += a0;
-        *(cdPair *)(wd + i1) += a1;
+      if ((at - p) & 1) *(cdPair *)(wd + Li[p]) += LU[p] * wv, p++;
+      for (; p != at; p += 2) { /* (two rows a trip: the loop's own instructions halved) */
+        *(cdPair *)(wd + Li[p]) += LU[p] * wv;
+        *(cdPair *)(wd + Li[p + 1]) += LU[p + 1] * wv;
       }
-      if (p < at) *(cdPair *)(wd + Li[p]) += LU[p] * wv;
       /* -(L(k, j), U(j, k)) = (v_j, w_j) / -d_j: one division of the pair, the same bits */
       cdPair lu = (cdPair){wv[1], wv[0]} / dn[j];
       LU[at] = lu;
