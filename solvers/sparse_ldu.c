@@ -50,6 +50,9 @@
 /* a pair of doubles: an entry of L with the entry of U at its transpose (and the two solves'
  * values of one row), updated together in one vector operation */
 typedef double cdPair __attribute__((vector_size(2 * sizeof(double))));
+/* a pair's bits: |l| and |u| as one and with the sign bits cleared (fabs of each lane took a
+ * copy, a shuffle and two ands; S2 10, 60 steps: factorizations 328.7M -> 321.8M) */
+typedef unsigned long long cdBits __attribute__((vector_size(2 * sizeof(double))));
 
 struct cdSparseLdu {
   int n;        /* the analysed size, 0: no analysis */
@@ -333,7 +336,7 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
       cdPair lu = (cdPair){wv[1], wv[0]} / dn[j];
       LU[at] = lu;
       dk += lu[0] * wv[0];
-      cdPair a = (cdPair){fabs(lu[0]), fabs(lu[1])};
+      cdPair a = (cdPair)((cdBits)lu & (cdBits){~0ull >> 1, ~0ull >> 1}); /* |lu| */
       gl = gl > a[0] ? gl : a[0];
       gu = gu > a[1] ? gu : a[1];
     }
