@@ -464,7 +464,8 @@ static int referenceLdu(int n, const sparse *S, const int *perm, double tol, dou
   int *mark = malloc((size_t)n * sizeof(int)), *stack = malloc((size_t)n * sizeof(int));
   int rc = 0;
   for (int j = 0; j < n; j++)
-    for (int t = S->Ap[j]; t < S->Ap[j + 1]; t++) A[S->Ai[t] + (size_t)n * j] = S->Ax[t], in[S->Ai[t] + (size_t)n * j] = 1;
+    for (int t = S->Ap[j]; t < S->Ap[j + 1]; t++)
+      A[S->Ai[t] + (size_t)n * j] = S->Ax[t], in[S->Ai[t] + (size_t)n * j] = 1;
   for (int k = 0; k < n; k++) pinv[perm[k]] = k, parent[k] = mark[k] = -1;
   double big = 1.0 / tol;
   *growth = 0.0, *failed = -1;
