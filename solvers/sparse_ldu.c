@@ -157,8 +157,8 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
         cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
         cd_grow(&f->dn, nn, sizeof(cdPair)) || cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) ||
         cd_grow(&f->Ce, nn, sizeof(int)) || cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->w, nn, sizeof(cdPair)) ||
-        cd_grow(&f->x, 2 * nn, sizeof(double)) || cd_grow(&f->Op, nn, sizeof(int)) || cd_grow(&f->Oe, nn, sizeof(int)) ||
-        cd_grow(&f->parent, nn, sizeof(int)))
+        cd_grow(&f->x, 2 * nn, sizeof(double)) || cd_grow(&f->Op, nn, sizeof(int)) ||
+        cd_grow(&f->Oe, nn, sizeof(int)) || cd_grow(&f->parent, nn, sizeof(int)))
       return -1;
     memset(f->w, 0, nn * sizeof *f->w); /* (zero from here on between factorizations) */
     f->ncap = nn;
