@@ -1371,7 +1371,7 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     if (reserve(&s->kperm, &s->kperm_cap, (size_t)n, sizeof(int))) return -1;
     if (orderHeld(s, p)) {
       keptOrder(s, p, s->kperm);
-      int rc = cd_sparseLduAnalyseWithin(s->ldu, n, s->Kp, s->Ki, s->kperm, ORDER_SLACK * s->ord_flops * n);
+      int rc = cd_sparseLduAnalyseWithin(s->ldu, n, s->Kp, s->Ki, s->kperm, ORDER_SLACK * s->ord_flops * n, 0);
       if (rc < 0) return -1;
       if (rc == 1) return 1;
       if (rc == 0) kept = 1, st->kept_orders++;
@@ -1388,7 +1388,7 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
         if (rc) return rc;
       }
       if (keepOrder(s, p, n, s->kperm, flops)) return -1;
-      int rc = cd_sparseLduAnalyse(s->ldu, n, s->Kp, s->Ki, s->kperm);
+      int rc = cd_sparseLduAnalyseWithin(s->ldu, n, s->Kp, s->Ki, s->kperm, INFINITY, 0);
       if (rc) return rc < 0 ? -1 : 1;
     }
     s->est_flops = cd_sparseLduFlops(s->ldu);

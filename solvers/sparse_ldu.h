@@ -25,8 +25,11 @@ int cd_sparseLduAnalyse(cdSparseLdu *f, int n, const int *Ap, const int *Ai, con
 
 /* the same analysis while its flops (cd_sparseLduFlops) are at most maxflops: 2 when they are
  * not (found from L's column counts, before L's columns are placed; no analysis held), else as
- * cd_sparseLduAnalyse */
-int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm, double maxflops);
+ * cd_sparseLduAnalyse. check 0: the pattern is not checked, for a caller whose pattern is
+ * structurally symmetric with rows ascending by construction (the same analysis in fewer
+ * instructions; another pattern then gives an unusable analysis, not 1) */
+int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *Ai, const int *perm, double maxflops,
+                              int check);
 
 /* the flops of a factorization of the analysed pattern as KLU and AMD estimate an LU's: the
  * sum over L's columns of c + 2 c^2, c the column's entries below the diagonal */
