@@ -119,26 +119,32 @@ double cd_sparseLduGrowth(const cdSparseLdu *f) { return f->growth; }
  * grown on the way: a path that ends at a root below k (parent -1) joins k there (the tree
  * of C(0:k, 0:k) is the tree of the rows before it, plus k); mark: marked with k; stack: n
  * ints. Returns the new end */
-static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stack) {
+static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stack, int *start) {
   /* (the arrays and bounds in locals: every array is of int, so that each store could
    * otherwise change them) */
   const int *Cr = f->Cr;
-  int *count = f->Lp + 1, n = f->n, top = n, qe = f->Ce[k];
+  int *count = f->Lp + 1, *Rj = f->Rj + e, len = 0, np = 0, qe = f->Ce[k];
   mark[k] = k;
+  /* each path from row r up to the first marked node onto the stack as walked, where it
+   * starts in start; then the paths into Rj last first */
   for (int q = f->Cp[k]; q < qe; q++) {
-    int len = 0;
-    /* the path from row r up to the first marked node, then onto the stack reversed */
-    for (int i = Cr[q]; mark[i] != k;) {
+    int i = Cr[q];
+    if (mark[i] == k) continue;
+    start[np++] = len;
+    do {
       stack[len++] = i, mark[i] = k;
       count[i]++; /* (L's column counts) */
       int up = parent[i];
       if (up < 0) parent[i] = up = k;
       i = up;
-    }
-    while (len > 0) stack[--top] = stack[--len];
+    } while (mark[i] != k);
   }
-  memcpy(&f->Rj[e], &stack[top], (size_t)(n - top) * sizeof(int));
-  return e + n - top;
+  for (const int *end = stack + len; np > 0;) {
+    const int *p = stack + start[--np], *b = p;
+    do *Rj++ = *p++; while (p < end); /* (a path is not empty) */
+    end = b;
+  }
+  return e + len;
 }
 
 /* C's columns above the diagonal (column k at A's column perm[k]'s place) and its diagonal,
@@ -270,7 +276,7 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
       f->rcap = want;
     }
     f->Rp[k] = e;
-    e = reach(f, k, e, parent, mark, stack);
+    e = reach(f, k, e, parent, mark, stack, cnt);
   }
   f->Rp[n] = e;
   f->lnz = e;
