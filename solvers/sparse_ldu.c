@@ -117,8 +117,8 @@ double cd_sparseLduGrowth(const cdSparseLdu *f) { return f->growth; }
 /* row k's reach (C's column k above the diagonal, up the elimination tree to k) appended
  * to f->Rj from e, a topological order (each node after its descendants), with the tree
  * grown on the way: a path that ends at a root below k (parent -1) joins k there (the tree
- * of C(0:k, 0:k) is the tree of the rows before it, plus k); mark: marked with k; stack: n
- * ints. Returns the new end */
+ * of C(0:k, 0:k) is the tree of the rows before it, plus k); mark: marked with k; stack,
+ * start: n ints. Returns the new end */
 static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stack, int *start) {
   /* (the arrays and bounds in locals: every array is of int, so that each store could
    * otherwise change them) */
@@ -126,7 +126,10 @@ static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stac
   int *count = f->Lp + 1, *Rj = f->Rj + e, len = 0, np = 0, qe = f->Ce[k];
   mark[k] = k;
   /* each path from row r up to the first marked node onto the stack as walked, where it
-   * starts in start; then the paths into Rj last first */
+   * starts in start; then the paths into Rj last first, each as walked: the order of the
+   * paths pushed reversed onto a stack's top, in one copy instead of two (the path to the
+   * top, then the top to Rj with memcpy). S2 10, 60 steps, 227 analyses: 231.3M -> 221.2M
+   * instructions (5.4M of them memcpy's, called once a row for ~8 entries) */
   for (int q = f->Cp[k]; q < qe; q++) {
     int i = Cr[q];
     if (mark[i] == k) continue;
