@@ -134,13 +134,18 @@ static int reach(cdSparseLdu *f, int k, int e, int *parent, int *mark, int *stac
     int i = Cr[q];
     if (mark[i] == k) continue;
     start[np++] = len;
-    do {
+    for (;;) {
       stack[len++] = i, mark[i] = k;
       count[i]++; /* (L's column counts) */
       int up = parent[i];
-      if (up < 0) parent[i] = up = k;
+      if (up < 0) { /* (k, marked: the path ends without its test; S2 10, 60 steps: 221.2M ->
+                       212.0M instructions against the test after every node) */
+        parent[i] = k;
+        break;
+      }
       i = up;
-    } while (mark[i] != k);
+      if (mark[i] == k) break;
+    }
   }
   for (const int *end = stack + len; np > 0;) {
     const int *p = stack + start[--np], *b = p;
