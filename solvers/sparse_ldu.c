@@ -289,12 +289,18 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
   f->Rp[n] = e;
   f->lnz = e;
   f->on = n;
-  /* the flops from L's column counts; then L's columns: each row's entries placed (rows
-   * ascending in a column) */
+  /* the flops from L's column counts, summed in order as L's columns' starts are (Lp, and the
+   * next free place in column k in cnt; one loop: S2 10, 60 steps, 212.0M -> 211.1M
+   * instructions); then L's columns: each row's entries placed (rows ascending in a column) */
+  int *Lp = f->Lp;
   double flops = 0.0;
+  Lp[0] = 0;
   for (int k = 0; k < n; k++) {
-    double c = f->Lp[k + 1];
+    int ck = Lp[k + 1];
+    double c = ck;
     flops += c + 2.0 * c * c;
+    cnt[k] = Lp[k];
+    Lp[k + 1] = Lp[k] + ck;
   }
   f->flops = flops;
   if (!(f->flops <= maxflops)) {
@@ -312,13 +318,8 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
     }
     f->lcap = ln;
   }
-  int *Lp = f->Lp, *Li = f->Li, *Rq = f->Rq;
+  int *Li = f->Li, *Rq = f->Rq;
   const int *Rp = f->Rp, *Rj = f->Rj;
-  Lp[0] = 0;
-  for (int k = 0; k < n; k++) {
-    Lp[k + 1] += Lp[k];
-    cnt[k] = Lp[k]; /* (from here: the next free place in column k) */
-  }
   for (int k = 0, q = 0; k < n; k++)
     for (int qe = Rp[k + 1]; q < qe; q++) {
       int at = cnt[Rj[q]]++;
