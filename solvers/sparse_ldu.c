@@ -269,10 +269,16 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
     while (q < len && a[q] == b[q]) q++;
     if (q < len) break;
   }
-  for (int k = 0; k < n; k++) mark[k] = -1, f->Lp[k + 1] = 0;
-  for (int k = 0; k < k0; k++)
+  /* (marks: a row's walk meets rows below k0, and rows from k0 up to its own, each marked
+   * with its own index when its reach began; only those below k0 are set here, in the loop
+   * of their parents, against all n by `memset` before: S2 10, 60 steps, the analyses 210.1M
+   * -> 210.3M instructions, `memset` 2.0M fewer, the run 4.2193G -> 4.2175G) */
+  for (int k = 0; k < k0; k++) {
+    mark[k] = -1;
     if (parent[k] >= k0) parent[k] = -1;
+  }
   for (int k = k0; k < n; k++) parent[k] = -1;
+  for (int k = 0; k < n; k++) f->Lp[k + 1] = 0;
   int e = k0 > 0 ? f->Rp[k0] : 0;
   for (int q = 0; q < e; q++) f->Lp[f->Rj[q] + 1]++;
   for (int k = k0; k < n; k++) {
