@@ -984,17 +984,33 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
   double res = 0.0;
   lamFromLamd(nc, lamd, lam);
   cd_blockMatrixMul(&p->G, lam, u);
-  for (int i = 0; i < nc; i++) {
-    double ui[3] = {u[3 * i] + p->g[3 * i], u[3 * i + 1] + p->g[3 * i + 1], u[3 * i + 2] + p->g[3 * i + 2]};
-    int sep = z[i] == 0.0 && ui[0] > margin;
-    for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
-    moved |= idle[i] != sep;
-    idle[i] = (unsigned char)sep;
-    if (sep) z[nc + nc * m + i] = cd_lcpSlipSpeed(m, D, ui[1], ui[2]);
-    const double *ri = &rec[BLOCK_REC * (size_t)i];
-    res = cd_lcpResidualMax(res, axes ? contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU])
-                                      : cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
-  }
+  /* g in a local (idle's stores are of char, which may alias p's fields: p->g was loaded again
+   * at every contact), and for the unit axes a loop of its own with the alphas' tests written
+   * out (the same tests, the same order): S2 10's first 60 steps 4.269G -> 4.248G, sweepCheck
+   * 117.1M -> 95.7M self */
+  const double *g = p->g;
+  if (axes)
+    for (int i = 0; i < nc; i++) {
+      double ui[3] = {u[3 * i] + g[3 * i], u[3 * i + 1] + g[3 * i + 1], u[3 * i + 2] + g[3 * i + 2]};
+      const double *a = &z[nc + 4 * (size_t)i];
+      int sep = z[i] == 0.0 && ui[0] > margin && a[0] == 0.0 && a[1] == 0.0 && a[2] == 0.0 && a[3] == 0.0;
+      moved |= idle[i] != sep;
+      idle[i] = (unsigned char)sep;
+      if (sep) z[(size_t)nc * 5 + (size_t)i] = cd_lcpSlipSpeed(4, D, ui[1], ui[2]);
+      const double *ri = &rec[BLOCK_REC * (size_t)i];
+      res = cd_lcpResidualMax(res, contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU]));
+    }
+  else
+    for (int i = 0; i < nc; i++) {
+      double ui[3] = {u[3 * i] + g[3 * i], u[3 * i + 1] + g[3 * i + 1], u[3 * i + 2] + g[3 * i + 2]};
+      int sep = z[i] == 0.0 && ui[0] > margin;
+      for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
+      moved |= idle[i] != sep;
+      idle[i] = (unsigned char)sep;
+      if (sep) z[nc + nc * m + i] = cd_lcpSlipSpeed(m, D, ui[1], ui[2]);
+      const double *ri = &rec[BLOCK_REC * (size_t)i];
+      res = cd_lcpResidualMax(res, cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
+    }
   *changed = moved;
   return res / vs;
 }
