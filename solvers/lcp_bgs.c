@@ -911,7 +911,7 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
                       cdBgsRows *r) {
   /* G's arrays and the rows' in locals (the stores of each block's pointer may alias their
    * fields, which were loaded again at every block), the blocks by a pointer, and each block's
-   * rows 0 and 1 copied a pair of columns a store: 38 -> 28 instructions a block of G, S2 10's
+   * rows 0 and 1 copied a pair of columns a store: 38 -> 33 instructions a block of G, S2 10's
    * first 60 steps 4.248G -> 4.236G (the pairs alone, with the fields loaded again: 4.249G) */
   const int *rowptr = p->G.rowptr, *col = p->G.col;
   const double *val = p->G.val, *rec = r->rec;
