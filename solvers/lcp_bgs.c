@@ -106,6 +106,7 @@
  */
 #include "lcp_bgs.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -744,6 +745,7 @@ typedef struct {
   double *diag;    /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
   double *rec;     /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
   cdBgsBlock *blk; /* (nnzb) the blocks G_ij */
+  int wpos;        /* 1: every record's wi is finite and positive (sweepBlock4's step) */
 } cdBgsRows;
 
 /* c = g_i + sum_{j != i} G_ij lambda_j for the block at position pos of rows (dg its record;
@@ -795,8 +797,15 @@ static void lamdFromZ(int nc, int m, const double *D, const double *z, double *l
   lamdFromLam(nc, lam, lamd);
 }
 
+/* two entries a trip, each pair of lam one store (7 instructions a pair against 5 an entry): S2
+ * 10's first 60 steps 4.276G -> 4.269G */
 static void lamFromLamd(int nc, const cdV2 *lamd, double *lam) {
-  for (size_t t = 0; t < 3 * (size_t)nc; t++) lam[t] = lamd[t][0];
+  size_t n = 3 * (size_t)nc, t = 0;
+  for (; t + 1 < n; t += 2) {
+    cdV2 x = {lamd[t][0], lamd[t + 1][0]};
+    memcpy(&lam[t], &x, sizeof x);
+  }
+  if (t < n) lam[t] = lamd[t][0];
 }
 
 /* one block of a sweep at position pos of rows: c (blockC), the block solve from the contact's
@@ -844,12 +853,26 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   double *za = &z[nc + 4 * (size_t)i], *zbeta = &z[(size_t)nc * 5 + (size_t)i];
   double zo[6] = {z[i], za[0], za[1], za[2], za[3], *zbeta}, zb[6], wi = dg[REC_WI];
   blockSolve4(dg, D, c, vs, zo, zb, bw);
-  double dz = wi * fabs(zb[0] - zo[0]);
-  dz = cd_lcpMax(dz, fabs(zb[5] - zo[5]));
-  dz = cd_lcpMax(dz, wi * fabs(zb[1] - zo[1]));
-  dz = cd_lcpMax(dz, wi * fabs(zb[2] - zo[2]));
-  dz = cd_lcpMax(dz, wi * fabs(zb[3] - zo[3]));
-  dz = cd_lcpMax(dz, wi * fabs(zb[4] - zo[4]));
+  double dz, d0 = fabs(zb[0] - zo[0]), d5 = fabs(zb[5] - zo[5]);
+  if (rows->wpos) {
+    /* wi times the largest change of the impulses: for a finite positive wi the product is
+     * monotone (rounding is), so the largest product is the product of the largest, and a NaN
+     * change is passed over or kept where sweepBlockAny's maxima pass it over or keep it (a
+     * first one stays: d0's; a later one is skipped): the same dz bit for bit, four
+     * multiplications fewer a block for the test of wpos (S2 10's first 60 steps 4.279G ->
+     * 4.276G; the test out of the loop, two loops: GCC kept the block out of line, 4.404G) */
+    double a = cd_lcpMax(d0, fabs(zb[1] - zo[1]));
+    a = cd_lcpMax(a, fabs(zb[2] - zo[2]));
+    a = cd_lcpMax(a, fabs(zb[3] - zo[3]));
+    a = cd_lcpMax(a, fabs(zb[4] - zo[4]));
+    dz = cd_lcpMax(wi * a, d5);
+  } else {
+    dz = cd_lcpMax(wi * d0, d5);
+    dz = cd_lcpMax(dz, wi * fabs(zb[1] - zo[1]));
+    dz = cd_lcpMax(dz, wi * fabs(zb[2] - zo[2]));
+    dz = cd_lcpMax(dz, wi * fabs(zb[3] - zo[3]));
+    dz = cd_lcpMax(dz, wi * fabs(zb[4] - zo[4]));
+  }
   z[i] = zb[0];
   za[0] = zb[1], za[1] = zb[2], za[2] = zb[3], za[3] = zb[4];
   *zbeta = zb[5];
@@ -876,36 +899,49 @@ __attribute__((noinline)) static double sweep4(const cdBgsRows *rows, const doub
  * records there, with W's adjugate, was 0.7 % of the 1000-sphere pile's instructions) */
 static void rowsRecords(const cdContactProblem *p, cdBgsRows *r) {
   const cdBlockMatrix *G = &p->G;
-  for (int i = 0; i < p->ncon; i++)
-    blockRecord(&G->val[9 * (size_t)G->diag[i]], &p->g[3 * i], 1.0 / cd_contactProblemMeff(p, i), p->mu[i],
-                &r->rec[BLOCK_REC * (size_t)i]);
+  r->wpos = 1;
+  for (int i = 0; i < p->ncon; i++) {
+    double wi = 1.0 / cd_contactProblemMeff(p, i);
+    blockRecord(&G->val[9 * (size_t)G->diag[i]], &p->g[3 * i], wi, p->mu[i], &r->rec[BLOCK_REC * (size_t)i]);
+    r->wpos &= wi > 0.0 && wi <= DBL_MAX;
+  }
 }
 
 static void rowsBuild(const cdContactProblem *p, const int *order, const unsigned char *idle, const cdV2 *lamd,
                       cdBgsRows *r) {
-  const cdBlockMatrix *G = &p->G;
-  int k = 0, n = 0;
-  for (int q = 0; q < p->ncon; q++) {
+  /* G's arrays and the rows' in locals (the stores of each block's pointer may alias their
+   * fields, which were loaded again at every block), the blocks by a pointer, and each block's
+   * rows 0 and 1 copied a pair of columns a store: 38 -> 33 instructions a block of G, S2 10's
+   * first 60 steps 4.248G -> 4.236G (the pairs alone, with the fields loaded again: 4.249G) */
+  const int *rowptr = p->G.rowptr, *col = p->G.col;
+  const double *val = p->G.val, *rec = r->rec;
+  double *diag = r->diag;
+  int *con = r->con, nc = p->ncon;
+  cdBgsBlock **ptr = r->ptr, *bk = r->blk;
+  int n = 0;
+  for (int q = 0; q < nc; q++) {
     int i = order ? order[q] : q;
     if (idle[i]) continue;
-    memcpy(&r->diag[BLOCK_REC * (size_t)n], &r->rec[BLOCK_REC * (size_t)i], BLOCK_REC * sizeof *r->diag);
-    r->con[n] = i;
-    r->ptr[n] = &r->blk[k];
-    /* every block written at k and k moved past the kept ones (the diagonal's and the idle
+    memcpy(&diag[BLOCK_REC * (size_t)n], &rec[BLOCK_REC * (size_t)i], BLOCK_REC * sizeof *diag);
+    con[n] = i;
+    ptr[n] = bk;
+    /* every block written at bk and bk moved past the kept ones (the diagonal's and the idle
      * contacts' are overwritten): the test was a branch the CPU mispredicted (S2 10, 400
      * steps: rowsBuild 5.1 -> 2.2 % of cd_bgsSolve's perf samples, for 21M more instructions
      * over the first 60 steps) */
-    for (int t = G->rowptr[i]; t < G->rowptr[i + 1]; t++) {
-      int j = G->col[t];
-      r->blk[k].l = &lamd[3 * (size_t)j];
-      const double *B = &G->val[9 * (size_t)t];
-      double *v = r->blk[k].v;
-      for (int e = 0; e < 3; e++) v[2 * e] = B[e], v[2 * e + 1] = B[3 + e], v[6 + e] = B[6 + e];
-      k += (j != i) & !idle[j];
+    for (int t = rowptr[i], e = rowptr[i + 1]; t < e; t++) {
+      int j = col[t];
+      bk->l = &lamd[3 * (size_t)j];
+      const double *B = &val[9 * (size_t)t];
+      double *v = bk->v;
+      cdV2 b0 = {B[0], B[3]}, b1 = {B[1], B[4]}, b2 = {B[2], B[5]}, b6 = {B[6], B[7]};
+      memcpy(v, &b0, sizeof b0), memcpy(v + 2, &b1, sizeof b1), memcpy(v + 4, &b2, sizeof b2);
+      memcpy(v + 6, &b6, sizeof b6), v[8] = B[8];
+      bk += (j != i) & !idle[j];
     }
     n++;
   }
-  r->ptr[n] = &r->blk[k];
+  ptr[n] = bk;
   r->n = n;
 }
 
@@ -937,6 +973,30 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
   return finite == 0.0 ? res : NAN;
 }
 
+/* contactResidual4 where wi is finite and positive (rowsRecords' wpos): each of the first five
+ * pairs' fabs(v < w ? v : w) as fabs(max(-v, -w)) (cd_lcpMax: one maxsd, where GCC compiled the
+ * min to a compare and a branch, taken at ~40 % of the pairs). The same value wherever neither v
+ * nor w is NaN (the two differ only in a zero's sign, which fabs drops), and with the contact's
+ * z and u finite and wi finite neither is (a product or a sum of two finite numbers is finite
+ * or infinite); where one of those is not finite the value is NaN either way (the finite test).
+ * The bound pair, whose w has mu in it, stays as it was. S2 10's first 60 steps 4.236G -> 4.224G,
+ * sweepCheck 121.8M -> 109.6M with what it inlines */
+static inline double contactResidual4w(int nc, const double *z, const double *u, int i, double wi, double mu) {
+  const double *a = &z[nc + 4 * (size_t)i];
+  double beta = z[(size_t)nc * 5 + (size_t)i], v, w;
+  double res = fabs(cd_lcpMax(-(wi * z[i]), -u[0]));
+  v = fabs(cd_lcpMax(-(wi * a[0]), -(u[1] + beta))), res = cd_lcpMax(res, v);
+  v = fabs(cd_lcpMax(-(wi * a[1]), -(u[2] + beta))), res = cd_lcpMax(res, v);
+  v = fabs(cd_lcpMax(-(wi * a[2]), -(beta - u[1]))), res = cd_lcpMax(res, v);
+  v = fabs(cd_lcpMax(-(wi * a[3]), -(beta - u[2]))), res = cd_lcpMax(res, v);
+  double sum = (((0.0 + a[0]) + a[1]) + a[2]) + a[3];
+  w = wi * (mu * z[i] - sum);
+  v = fabs(beta < w ? beta : w);
+  res = cd_lcpMax(res, v);
+  double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
+  return finite == 0.0 ? res : NAN;
+}
+
 /* cd_lcpResidual of z, with lamd = lambda(z) (3 ncon pairs, lambdaPut), rec every
  * contact's record (rowsRecords: its 1 / meff_i and mu_i), lam and u (3 ncon each) its space
  * and vs the velocity scale: the same arithmetic (u = G lam + g by cd_blockMatrixMul,
@@ -951,24 +1011,41 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
  * the product: each one's u, then its settling (which changes only its own beta, so its own
  * part of the residual), then its part. *changed: 1 when a contact became idle or stopped being
  * idle (the sweeps' rows change), else 0. */
-static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, double *z, const cdV2 *lamd,
+static double sweepCheck(const cdContactProblem *p, int m, const double *D, int axes, int wpos, double *z, const cdV2 *lamd,
                          unsigned char *idle, const double *rec, double *lam, double *u, double vs, double margin,
                          int *changed) {
   int nc = p->ncon, moved = 0;
   double res = 0.0;
   lamFromLamd(nc, lamd, lam);
   cd_blockMatrixMul(&p->G, lam, u);
-  for (int i = 0; i < nc; i++) {
-    double ui[3] = {u[3 * i] + p->g[3 * i], u[3 * i + 1] + p->g[3 * i + 1], u[3 * i + 2] + p->g[3 * i + 2]};
-    int sep = z[i] == 0.0 && ui[0] > margin;
-    for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
-    moved |= idle[i] != sep;
-    idle[i] = (unsigned char)sep;
-    if (sep) z[nc + nc * m + i] = cd_lcpSlipSpeed(m, D, ui[1], ui[2]);
-    const double *ri = &rec[BLOCK_REC * (size_t)i];
-    res = cd_lcpResidualMax(res, axes ? contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU])
-                                      : cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
-  }
+  /* g in a local (idle's stores are of char, which may alias p's fields: p->g was loaded again
+   * at every contact), and for the unit axes a loop of its own with the alphas' tests written
+   * out (the same tests, the same order): S2 10's first 60 steps 4.269G -> 4.248G, sweepCheck
+   * 117.1M -> 95.7M self */
+  const double *g = p->g;
+  if (axes)
+    for (int i = 0; i < nc; i++) {
+      double ui[3] = {u[3 * i] + g[3 * i], u[3 * i + 1] + g[3 * i + 1], u[3 * i + 2] + g[3 * i + 2]};
+      const double *a = &z[nc + 4 * (size_t)i];
+      int sep = z[i] == 0.0 && ui[0] > margin && a[0] == 0.0 && a[1] == 0.0 && a[2] == 0.0 && a[3] == 0.0;
+      moved |= idle[i] != sep;
+      idle[i] = (unsigned char)sep;
+      if (sep) z[(size_t)nc * 5 + (size_t)i] = cd_lcpSlipSpeed(4, D, ui[1], ui[2]);
+      const double *ri = &rec[BLOCK_REC * (size_t)i];
+      res = cd_lcpResidualMax(res, wpos ? contactResidual4w(nc, z, ui, i, ri[REC_WI], ri[REC_MU])
+                                        : contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU]));
+    }
+  else
+    for (int i = 0; i < nc; i++) {
+      double ui[3] = {u[3 * i] + g[3 * i], u[3 * i + 1] + g[3 * i + 1], u[3 * i + 2] + g[3 * i + 2]};
+      int sep = z[i] == 0.0 && ui[0] > margin;
+      for (int l = 0; sep && l < m; l++) sep = z[nc + m * i + l] == 0.0;
+      moved |= idle[i] != sep;
+      idle[i] = (unsigned char)sep;
+      if (sep) z[nc + nc * m + i] = cd_lcpSlipSpeed(m, D, ui[1], ui[2]);
+      const double *ri = &rec[BLOCK_REC * (size_t)i];
+      res = cd_lcpResidualMax(res, cd_lcpContactResidualOf(nc, m, D, z, ui, i, ri[REC_WI], ri[REC_MU]));
+    }
   *changed = moved;
   return res / vs;
 }
@@ -1162,7 +1239,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   unsigned char *idle = cd_malloc((size_t)nc); /* (ncon) 1: left out of the sweeps (IDLE_MARGIN) */
   size_t nnzb = (size_t)p->G.rowptr[nc];
   cdBgsRows rows = {0, cd_malloc((size_t)nc * sizeof(int)), cd_malloc(((size_t)nc + 1) * sizeof(cdBgsBlock *)),
-                    cd_malloc(2 * BLOCK_REC * (size_t)nc * sizeof(double) + nnzb * sizeof(cdBgsBlock)), NULL, NULL};
+                    cd_malloc(2 * BLOCK_REC * (size_t)nc * sizeof(double) + nnzb * sizeof(cdBgsBlock)), NULL, NULL, 0};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
   cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.ptr ||
@@ -1196,7 +1273,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   lamdFromZ(nc, m, D, z, lam, lamd);
   int stale = 1; /* rows to be built: at the start, and when a check or a replaced iterate
                     changed the idle contacts */
-  double res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, lam, u, vs, margin, &stale);
+  double res = sweepCheck(p, m, D, axes, rows.wpos, z, lamd, idle, rows.rec, lam, u, vs, margin, &stale);
   stale = 1;
   int recheck = 0; /* 1: the idle contacts were dropped (the iterate was replaced), so the
                       sweep sweeps them all: the check comes after it and finds them again */
@@ -1226,7 +1303,7 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
               : st.sweeps % CHECK_EVERY && st.sweeps < maxs)
       continue;
     int changed;
-    res = sweepCheck(p, m, D, axes, z, lamd, idle, rows.rec, lam, u, vs, margin, &changed);
+    res = sweepCheck(p, m, D, axes, rows.wpos, z, lamd, idle, rows.rec, lam, u, vs, margin, &changed);
     stale |= changed, recheck = 0;
     st.products++;
     if (!isfinite(res)) break;
