@@ -1,5 +1,6 @@
 /* problem_block.c: the 3x3 block-sparse matrix and the contact-space problem storage. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -58,6 +59,18 @@ void cd_blockMatrixFree(cdBlockMatrix *m) {
   memset(m, 0, sizeof *m);
 }
 
+/* y_i += B^T x_j for the stored block B = (j, i), i != j: rows 0 and 1 of the transpose as
+ * pairs of lanes, row 2 alone */
+static inline void offDiagonalAdd(const double *B, cdV2 p0, cdV2 p1, cdV2 p2, double x0, double x1, double x2,
+                                  double *yi) {
+  cdV2 b0, b1, b2, y01;
+  memcpy(&b0, B, sizeof b0), memcpy(&b1, B + 3, sizeof b1), memcpy(&b2, B + 6, sizeof b2);
+  memcpy(&y01, yi, sizeof y01);
+  y01 += b0 * p0 + b1 * p1 + b2 * p2;
+  memcpy(yi, &y01, sizeof y01);
+  yi[2] += B[2] * x0 + B[5] * x1 + B[8] * x2;
+}
+
 /* y = m x by block columns, for m->transposed: column j is row j read transposed (its
  * diagonal block as it is), skipped where x_j is zero (on S2 10's first 60 steps, 53 % of
  * the blocks the LCP's products meet multiply a contact without an impulse). The same bits
@@ -72,26 +85,23 @@ static void mulByColumns(const cdBlockMatrix *m, const double *x, double *y) {
   const double *val = m->val;
   memset(y, 0, 3 * (size_t)n * sizeof *y);
   for (int j = 0; j < n; j++) {
+    /* x_j zero (each entry +0 or -0): its bits, the sign's left out, all zero; one test for
+     * the three compares' six branches */
+    uint64_t b[3];
+    memcpy(b, &x[3 * (size_t)j], sizeof b);
+    if (((b[0] | b[1] | b[2]) << 1) == 0) continue;
     double x0 = x[3 * (size_t)j], x1 = x[3 * (size_t)j + 1], x2 = x[3 * (size_t)j + 2];
-    if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
     cdV2 p0 = {x0, x0}, p1 = {x1, x1}, p2 = {x2, x2};
-    int kd = diag[j];
-    for (int k = rowptr[j]; k < rowptr[j + 1]; k++) {
-      const double *B = &val[9 * (size_t)k]; /* block (j, i): (i, j) transposed */
-      double *yi = &y[3 * (size_t)col[k]];
-      if (k == kd) { /* (j, j) */
-        yi[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
-        yi[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
-        yi[2] += B[6] * x0 + B[7] * x1 + B[8] * x2;
-        continue;
-      }
-      cdV2 b0, b1, b2, y01;
-      memcpy(&b0, B, sizeof b0), memcpy(&b1, B + 3, sizeof b1), memcpy(&b2, B + 6, sizeof b2);
-      memcpy(&y01, yi, sizeof y01);
-      y01 += b0 * p0 + b1 * p1 + b2 * p2;
-      memcpy(yi, &y01, sizeof y01);
-      yi[2] += B[2] * x0 + B[5] * x1 + B[8] * x2;
-    }
+    int kd = diag[j], k = rowptr[j], k1 = rowptr[j + 1];
+    /* the blocks left of the diagonal, the diagonal, the blocks right of it: no test of k
+     * against kd a block */
+    for (; k < kd; k++) offDiagonalAdd(&val[9 * (size_t)k], p0, p1, p2, x0, x1, x2, &y[3 * (size_t)col[k]]);
+    const double *B = &val[9 * (size_t)kd]; /* (j, j) */
+    double *yj = &y[3 * (size_t)j];
+    yj[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
+    yj[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
+    yj[2] += B[6] * x0 + B[7] * x1 + B[8] * x2;
+    for (k++; k < k1; k++) offDiagonalAdd(&val[9 * (size_t)k], p0, p1, p2, x0, x1, x2, &y[3 * (size_t)col[k]]);
   }
 }
 
