@@ -94,7 +94,8 @@ static void mulByColumns(const cdBlockMatrix *m, const double *x, double *y) {
     cdV2 p0 = {x0, x0}, p1 = {x1, x1}, p2 = {x2, x2};
     int kd = diag[j], k = rowptr[j], k1 = rowptr[j + 1];
     /* the blocks left of the diagonal, the diagonal, the blocks right of it: no test of k
-     * against kd a block */
+     * against kd a block (every row of a transposed G holds its diagonal block: each contact
+     * shares its bodies with itself, cd_contactProblemDelassus) */
     for (; k < kd; k++) offDiagonalAdd(&val[9 * (size_t)k], p0, p1, p2, x0, x1, x2, &y[3 * (size_t)col[k]]);
     const double *B = &val[9 * (size_t)kd]; /* (j, j) */
     double *yj = &y[3 * (size_t)j];
