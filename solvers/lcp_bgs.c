@@ -945,6 +945,17 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
   r->n = n;
 }
 
+/* the residual of one complementarity pair, |min(v, w)|: as fabs(max(-v, -w)) where wpos
+ * (cd_lcpMax: one maxsd, where GCC compiled the min to a compare and a branch, taken at ~40 %
+ * of the pairs). The two differ only in a zero's sign, which fabs drops, or where v or w is
+ * NaN; with wi finite and positive (rowsRecords' wpos) and the contact's z and u finite neither
+ * is (a product or a sum of two finite numbers is finite or infinite), and where one of those
+ * is not finite contactResidual4's value is NaN either way (its finite test). S2 10's first 60
+ * steps 4.236G -> 4.224G, sweepCheck 121.8M -> 109.6M with what it inlines */
+static inline double pairRes4(double v, double w, int wpos) {
+  return wpos ? fabs(cd_lcpMax(-v, -w)) : fabs(v < w ? v : w);
+}
+
 /* cd_lcpContactResidualOf for the unit axes (isAxes4): the same value (each pair's w is u_1, u_2,
  * -u_1 or -u_2 plus beta, under fabs; the same sum of the alphas and the same finite test):
  * sweepCheck 508M -> 472M instructions over S2 10's first 60 steps. Tried and dropped: the
@@ -956,42 +967,19 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
  * once a solve into the rows' layout and u_0, u_1 in lanes over them (bit for bit): the run's
  * first 60 steps 6.214G -> 6.155G instructions, sweepCheck 472M -> 403M, but its perf samples
  * 9.3 -> 9.2 % and user CPU 4.87-4.93 s against 4.77-5.03 s (three pairs): not worth a copy of G
- * a solve. */
-static inline double contactResidual4(int nc, const double *z, const double *u, int i, double wi, double mu) {
-  const double *a = &z[nc + 4 * (size_t)i];
-  double beta = z[(size_t)nc * 5 + (size_t)i], v = wi * z[i], w = u[0];
-  double res = fabs(v < w ? v : w);
-  v = wi * a[0], w = u[1] + beta, v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
-  v = wi * a[1], w = u[2] + beta, v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
-  v = wi * a[2], w = beta - u[1], v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
-  v = wi * a[3], w = beta - u[2], v = fabs(v < w ? v : w), res = cd_lcpMax(res, v);
-  double sum = (((0.0 + a[0]) + a[1]) + a[2]) + a[3];
-  w = wi * (mu * z[i] - sum);
-  v = fabs(beta < w ? beta : w);
-  res = cd_lcpMax(res, v);
-  double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
-  return finite == 0.0 ? res : NAN;
-}
-
-/* contactResidual4 where wi is finite and positive (rowsRecords' wpos): each of the first five
- * pairs' fabs(v < w ? v : w) as fabs(max(-v, -w)) (cd_lcpMax: one maxsd, where GCC compiled the
- * min to a compare and a branch, taken at ~40 % of the pairs). The same value wherever neither v
- * nor w is NaN (the two differ only in a zero's sign, which fabs drops), and with the contact's
- * z and u finite and wi finite neither is (a product or a sum of two finite numbers is finite
- * or infinite); where one of those is not finite the value is NaN either way (the finite test).
- * The bound pair, whose w has mu in it, stays as it was. S2 10's first 60 steps 4.236G -> 4.224G,
- * sweepCheck 121.8M -> 109.6M with what it inlines */
-static inline double contactResidual4w(int nc, const double *z, const double *u, int i, double wi, double mu) {
+ * a solve. wpos: the pairs by pairRes4's max form (the caller's wi finite and positive) */
+static inline double contactResidual4(int nc, const double *z, const double *u, int i, double wi, double mu,
+                                      int wpos) {
   const double *a = &z[nc + 4 * (size_t)i];
   double beta = z[(size_t)nc * 5 + (size_t)i], v, w;
-  double res = fabs(cd_lcpMax(-(wi * z[i]), -u[0]));
-  v = fabs(cd_lcpMax(-(wi * a[0]), -(u[1] + beta))), res = cd_lcpMax(res, v);
-  v = fabs(cd_lcpMax(-(wi * a[1]), -(u[2] + beta))), res = cd_lcpMax(res, v);
-  v = fabs(cd_lcpMax(-(wi * a[2]), -(beta - u[1]))), res = cd_lcpMax(res, v);
-  v = fabs(cd_lcpMax(-(wi * a[3]), -(beta - u[2]))), res = cd_lcpMax(res, v);
+  double res = pairRes4(wi * z[i], u[0], wpos);
+  v = pairRes4(wi * a[0], u[1] + beta, wpos), res = cd_lcpMax(res, v);
+  v = pairRes4(wi * a[1], u[2] + beta, wpos), res = cd_lcpMax(res, v);
+  v = pairRes4(wi * a[2], beta - u[1], wpos), res = cd_lcpMax(res, v);
+  v = pairRes4(wi * a[3], beta - u[2], wpos), res = cd_lcpMax(res, v);
   double sum = (((0.0 + a[0]) + a[1]) + a[2]) + a[3];
   w = wi * (mu * z[i] - sum);
-  v = fabs(beta < w ? beta : w);
+  v = fabs(beta < w ? beta : w); /* (the bound pair, whose w has mu in it, as it is) */
   res = cd_lcpMax(res, v);
   double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
   return finite == 0.0 ? res : NAN;
@@ -1032,8 +1020,8 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
       idle[i] = (unsigned char)sep;
       if (sep) z[(size_t)nc * 5 + (size_t)i] = cd_lcpSlipSpeed(4, D, ui[1], ui[2]);
       const double *ri = &rec[BLOCK_REC * (size_t)i];
-      res = cd_lcpResidualMax(res, wpos ? contactResidual4w(nc, z, ui, i, ri[REC_WI], ri[REC_MU])
-                                        : contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU]));
+      res = cd_lcpResidualMax(res, wpos ? contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU], 1)
+                                        : contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU], 0));
     }
   else
     for (int i = 0; i < nc; i++) {
