@@ -60,11 +60,14 @@ struct cdSparseLdu {
   double flops; /* the LU's flops as KLU estimates them (cd_sparseLduFlops) */
   int *perm;    /* (n) new index k is old perm[k] */
   int *Lp;      /* (n + 1) columns of L, and of U^T */
-  int *Li;      /* (lnz) twice the row of each entry of L (rows ascending in a column): the
-                   row's place in w and x as doubles, which the loads address without a shift
-                   (the scale of an address is at most 8 bytes; cdPair is 16). With the
-                   factorization's arrays in locals and the multipliers' maxima a lane each,
-                   S2 10, 60 steps: factorizations 390.5M -> 362.8M instructions */
+  cdPair **Li;  /* (lnz) the address in w of the row of each entry of L (rows ascending in a
+                   column), and so of its x, ncap pairs further: the updates address w and x
+                   without a shift or a sum (twice the row as an int before, the scale of an
+                   address being at most 8 bytes, cdPair 16: that gave 390.5M -> 362.8M
+                   instructions, with the factorization's arrays in locals and the
+                   multipliers' maxima a lane each; then the address: a load-and-add and the
+                   store to one address took a lea first, 2 instructions a trip of two rows;
+                   S2 10, 60 steps: factorizations 321.8M -> 297.0M, solves the same) */
   cdPair *LU;   /* (lnz) -L(i, j) and -U(j, i) of each entry of Li: the updates y -= l x as
                    y += (-l) x, the same bits (x - y is x + (-y), and (-l) x is -(l x)), with
                    the sum taking its operand from memory (S2 10, 60 steps: factorizations
@@ -88,8 +91,9 @@ struct cdSparseLdu {
   int *Op, *Oe, *Or; /* (n, n, nnz) Cp, Ce and Cr of the last analysis, ... */
   int *parent;  /* (n) ... its elimination tree, ... */
   int on;       /* ... and its size, whose rows' reaches Rp, Rj hold (0: none) */
-  cdPair *w;    /* (n) the factorization's two triangular solves; zero between uses */
-  double *x;    /* (2 n) cd_sparseLduSolve's work: row i at x[2 i] */
+  cdPair *w;    /* (2 ncap) the factorization's two triangular solves in the first ncap, zero
+                   between uses; cd_sparseLduSolve's work in the rest, row i's at w[ncap + i][0]
+                   (one allocation: Li's addresses reach both) */
   int failed;   /* the pivot at which the last factorization stopped, -1 none */
   double growth; /* the largest |L(i, j)|, |U(j, i)| of the last factorization */
   int analysed; /* 1: an analysis is held */
@@ -106,7 +110,7 @@ void cd_sparseLduFree(cdSparseLdu *f) {
   if (!f) return;
   cd_free(f->perm), cd_free(f->Lp), cd_free(f->Li), cd_free(f->LU), cd_free(f->d), cd_free(f->dn), cd_free(f->Rp);
   cd_free(f->Rj), cd_free(f->Rq), cd_free(f->Cp), cd_free(f->Ce), cd_free(f->Cr), cd_free(f->Ct), cd_free(f->Ctt);
-  cd_free(f->Cd), cd_free(f->w), cd_free(f->x), cd_free(f->Op), cd_free(f->Oe), cd_free(f->Or), cd_free(f->parent);
+  cd_free(f->Cd), cd_free(f->w), cd_free(f->Op), cd_free(f->Oe), cd_free(f->Or), cd_free(f->parent);
   cd_free(f);
 }
 
@@ -216,11 +220,11 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
   size_t nn = (size_t)n + 1, nz = (size_t)nnz + 1;
   if (nn > f->ncap) {
     f->ncap = 0;
-    if (n > 0x3fffffff /* (Li's doubled rows are ints) */ || cd_grow(&f->perm, nn, sizeof(int)) ||
+    if (cd_grow(&f->perm, nn, sizeof(int)) ||
         cd_grow(&f->Lp, nn, sizeof(int)) || cd_grow(&f->d, nn, sizeof(double)) ||
         cd_grow(&f->dn, nn, sizeof(cdPair)) || cd_grow(&f->Rp, nn, sizeof(int)) || cd_grow(&f->Cp, nn, sizeof(int)) ||
-        cd_grow(&f->Ce, nn, sizeof(int)) || cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->w, nn, sizeof(cdPair)) ||
-        cd_grow(&f->x, 2 * nn, sizeof(double)) || cd_grow(&f->Op, nn, sizeof(int)) ||
+        cd_grow(&f->Ce, nn, sizeof(int)) || cd_grow(&f->Cd, nn, sizeof(int)) || cd_grow(&f->w, 2 * nn, sizeof(cdPair)) ||
+        cd_grow(&f->Op, nn, sizeof(int)) ||
         cd_grow(&f->Oe, nn, sizeof(int)) || cd_grow(&f->parent, nn, sizeof(int)))
       return -1;
     memset(f->w, 0, nn * sizeof *f->w); /* (zero from here on between factorizations) */
@@ -319,19 +323,20 @@ int cd_sparseLduAnalyseWithin(cdSparseLdu *f, int n, const int *Ap, const int *A
   size_t ln = e > 0 ? (size_t)e : 1;
   if (ln > f->lcap) {
     f->lcap = 0;
-    if (cd_grow(&f->Li, ln, sizeof(int)) || cd_grow(&f->LU, ln, sizeof(cdPair)) || cd_grow(&f->Rq, ln, sizeof(int))) {
+    if (cd_grow(&f->Li, ln, sizeof(cdPair *)) || cd_grow(&f->LU, ln, sizeof(cdPair)) || cd_grow(&f->Rq, ln, sizeof(int))) {
       f->n = 0;
       cd_free(work);
       return -1;
     }
     f->lcap = ln;
   }
-  int *Li = f->Li, *Rq = f->Rq;
+  cdPair **Li = f->Li, *wk = f->w;
+  int *Rq = f->Rq;
   const int *Rp = f->Rp, *Rj = f->Rj;
-  for (int k = 0, q = 0; k < n; k++)
+  for (int k = 0, q = 0; k < n; k++, wk++)
     for (int qe = Rp[k + 1]; q < qe; q++) {
       int at = cnt[Rj[q]]++;
-      Li[at] = 2 * k;
+      Li[at] = wk;
       Rq[q] = at;
     }
   f->analysed = 1;
@@ -344,11 +349,12 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
   f->numeric = 0;
   f->failed = -1;
   if (!f->analysed) return -1;
-  const int *Lp = f->Lp, *Li = f->Li, *Rp = f->Rp, *Rj = f->Rj, *Rq = f->Rq;
+  const int *Lp = f->Lp, *Rp = f->Rp, *Rj = f->Rj, *Rq = f->Rq;
+  cdPair *const *Li = f->Li;
   const int *Cp = f->Cp, *Ce = f->Ce, *Cr = f->Cr, *Ct = f->Ct, *Ctt = f->Ctt, *Cd = f->Cd;
   cdPair *LU = f->LU, *w = f->w;
   cdPair *dn = f->dn;
-  double *wd = (double *)f->w, *d = f->d, big = 1.0 / tol, growth = 0.0; /* (w[i] at wd + Li's 2 i) */
+  double *d = f->d, big = 1.0 / tol, growth = 0.0;
   for (int k = 0; k < n; k++) {
     /* w = (C(0:k, k), C(k, 0:k)^T) over the reach, zero elsewhere */
     for (int q = Cp[k]; q < Ce[k]; q++) {
@@ -366,10 +372,10 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
        * trip to 15 instructions, and p != at its setup short; S2 10, 60 steps: 348.3M ->
        * 328.7M instructions against the odd row last and the trip's loads first) */
       int p = Lp[j];
-      if ((at - p) & 1) *(cdPair *)(wd + Li[p]) += LU[p] * wv, p++;
+      if ((at - p) & 1) *Li[p] += LU[p] * wv, p++;
       for (; p != at; p += 2) {
-        *(cdPair *)(wd + Li[p]) += LU[p] * wv;
-        *(cdPair *)(wd + Li[p + 1]) += LU[p + 1] * wv;
+        *Li[p] += LU[p] * wv;
+        *Li[p + 1] += LU[p + 1] * wv;
       }
       /* -(L(k, j), U(j, k)) = (v_j, w_j) / -d_j: one division of the pair, the same bits */
       cdPair lu = (cdPair){wv[1], wv[0]} / dn[j];
@@ -405,10 +411,12 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
 
 void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
   int n = f->n;
-  const int *Lp = f->Lp, *Li = f->Li, *perm = f->perm;
+  const int *Lp = f->Lp, *perm = f->perm;
+  cdPair *const *Li = f->Li;
   const cdPair *LU = f->LU;
   const double *d = f->d;
-  double *x = f->x;
+  size_t xo = f->ncap; /* (row i's x at Li's address of row i plus xo) */
+  double *x = (double *)(f->w + xo);
   for (int k = 0; k < n; k++) x[2 * k] = b[perm[k]];
   /* each column's odd entry first, then pairs, by pointers (the same order of each value's
    * updates: a column's rows are distinct, and U's row is summed in ascending order still);
@@ -417,22 +425,22 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
   for (int j = 0; j < n; j++) { /* L y = P b */
     double xj = x[2 * j];
     if (xj == 0.0) continue;
-    const int *li = Li + Lp[j], *le = Li + Lp[j + 1];
+    cdPair *const *li = Li + Lp[j], *const *le = Li + Lp[j + 1];
     const cdPair *lp = LU + Lp[j];
-    if ((le - li) & 1) x[*li++] += (*lp++)[0] * xj;
+    if ((le - li) & 1) *(double *)(*li++ + xo) += (*lp++)[0] * xj;
     for (; li < le; li += 2, lp += 2) {
-      int i0 = li[0], i1 = li[1];
+      double *x0 = (double *)(li[0] + xo), *x1 = (double *)(li[1] + xo);
       double a0 = lp[0][0] * xj, a1 = lp[1][0] * xj;
-      x[i0] += a0;
-      x[i1] += a1;
+      *x0 += a0;
+      *x1 += a1;
     }
   }
   for (int j = n - 1; j >= 0; j--) { /* U x = D^-1 y, by rows of U (columns of U^T) */
     double s = x[2 * j] / d[j];
-    const int *li = Li + Lp[j], *le = Li + Lp[j + 1];
+    cdPair *const *li = Li + Lp[j], *const *le = Li + Lp[j + 1];
     const cdPair *lp = LU + Lp[j];
-    if ((le - li) & 1) s += (*lp++)[1] * x[*li++];
-    for (; li < le; li += 2, lp += 2) s = s + lp[0][1] * x[li[0]] + lp[1][1] * x[li[1]];
+    if ((le - li) & 1) s += (*lp++)[1] * *(double *)(*li++ + xo);
+    for (; li < le; li += 2, lp += 2) s = s + lp[0][1] * *(double *)(li[0] + xo) + lp[1][1] * *(double *)(li[1] + xo);
     x[2 * j] = s, b[perm[j]] = s;
   }
 }
