@@ -44,6 +44,9 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "alloc.h"
 
@@ -53,6 +56,16 @@ typedef double cdPair __attribute__((vector_size(2 * sizeof(double))));
 /* a pair's bits: |l| and |u| as one and with the sign bits cleared (fabs of each lane took a
  * copy, a shuffle and two ands; S2 10, 60 steps: factorizations 328.7M -> 321.8M) */
 typedef unsigned long long cdBits __attribute__((vector_size(2 * sizeof(double))));
+
+/* g > a ? g : a in each lane: one maxpd, whose lanes are that expression (against a maxsd,
+ * an unpckhpd and a maxsd; S2 10, 60 steps: factorizations 297.0M -> 290.5M instructions) */
+static inline cdPair pairMax(cdPair g, cdPair a) {
+#ifdef __SSE2__
+  return _mm_max_pd(g, a);
+#else
+  return (cdPair){g[0] > a[0] ? g[0] : a[0], g[1] > a[1] ? g[1] : a[1]};
+#endif
+}
 
 struct cdSparseLdu {
   int n;        /* the analysed size, 0: no analysis */
@@ -361,7 +374,8 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
       cdPair a = {Ax[Ct[q]], Ax[Ctt[q]]};
       w[Cr[q]] = a;
     }
-    double dk = Cd[k] >= 0 ? Ax[Cd[k]] : 0.0, gl = 0.0, gu = 0.0;
+    double dk = Cd[k] >= 0 ? Ax[Cd[k]] : 0.0;
+    cdPair g = {0.0, 0.0};
     for (int q = Rp[k]; q < Rp[k + 1]; q++) {
       int j = Rj[q], at = Rq[q];
       cdPair wv = w[j];
@@ -382,10 +396,9 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
       LU[at] = lu;
       dk += lu[0] * wv[0];
       cdPair a = (cdPair)((cdBits)lu & (cdBits){~0ull >> 1, ~0ull >> 1}); /* |lu| */
-      gl = gl > a[0] ? gl : a[0];
-      gu = gu > a[1] ? gu : a[1];
+      g = pairMax(g, a);
     }
-    double gk = gl > gu ? gl : gu;
+    double gk = g[0] > g[1] ? g[0] : g[1];
     d[k] = dk, dn[k] = (cdPair){-dk, -dk};
     if (!(gk <= big) || !(fabs(dk) > 0.0) || !isfinite(dk)) {
       /* (the workspace is zero again: every entry scattered is in the reach, read and cleared).
