@@ -384,10 +384,12 @@ int cd_sparseLduFactor(cdSparseLdu *f, const double *Ax, double tol) {
        * loop's own instructions halved), an odd row first (a column's rows are distinct: the
        * order within it changes no value), each row's update in turn (gcc then keeps the
        * trip to 15 instructions, and p != at its setup short; S2 10, 60 steps: 348.3M ->
-       * 328.7M instructions against the odd row last and the trip's loads first) */
-      int p = Lp[j];
-      if ((at - p) & 1) *Li[p] += LU[p] * wv, p++;
-      for (; p != at; p += 2) {
+       * 328.7M instructions against the odd row last and the trip's loads first). p and at
+       * as ptrdiff_t: the loop's setup 2 instructions against 6 for an int p, whose trip
+       * count gcc computed (S2 10, 60 steps: factorizations 290.5M -> 283.9M) */
+      ptrdiff_t p = Lp[j], e = at;
+      if ((e - p) & 1) *Li[p] += LU[p] * wv, p++;
+      for (; p != e; p += 2) {
         *Li[p] += LU[p] * wv;
         *Li[p + 1] += LU[p + 1] * wv;
       }
