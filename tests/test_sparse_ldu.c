@@ -594,3 +594,25 @@ CD_TEST(sparseLduFactorsAndSolvesAsItsOperationsInOrderBitForBit) {
   printf("    %d cases (%d refused by the threshold), each as the operations in order\n", cases, refused);
   cd_sparseLduFree(f);
 }
+
+CD_TEST(sparseLduSolvesAColumnPairWithAZeroSkippedAsItsOperationsInOrder) {
+  /* the forward solve takes column 1 with column 0 (column 1's rows are column 0's after its
+   * first); where x_1 is zero once column 0 is done, column 1 is skipped as alone, which
+   * here keeps x_2 = -0 (an update by -L(2, 1) x_1 = +0, L(2, 1) < 0, would make it +0) */
+  static const double A[9] = {1.0, 0.5, 0.0, 0.25, 2.0, -0.125, 0.5, 0.25, 3.0}; /* (by columns) */
+  unsigned char pat[9];
+  memset(pat, 1, sizeof pat);
+  sparse S;
+  toSparse(3, pat, A, &S);
+  int perm[3] = {0, 1, 2}, failed;
+  double b[3] = {2.0, 1.0, -0.0}, x[3] = {2.0, 1.0, -0.0}, growth;
+  cdSparseLdu *f = cd_sparseLduMake();
+  CHECK(f && cd_sparseLduAnalyse(f, 3, S.Ap, S.Ai, NULL) == 0 && cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
+  CHECK(referenceLdu(3, &S, perm, 1e-3, b, &failed, &growth) == 0);
+  if (f) cd_sparseLduSolve(f, x);
+  CHECK_MSG(!memcmp(b, x, sizeof b), "x %.17g %.17g %g, the reference's %.17g %.17g %g", x[0], x[1], x[2], b[0], b[1],
+            b[2]);
+  CHECK(signbit(x[2]) && x[2] == 0.0);
+  cd_sparseLduFree(f);
+  freeSparse(&S);
+}
