@@ -467,16 +467,34 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
     if (nest[j]) {
       /* row j + 1 first, which makes x_{j+1} final; then columns j and j + 1 down their
        * shared rows together, each row's two updates in the order of the columns (the same
-       * bits), one load and store of x_i for two. S2 10, 60 steps: solves 96.4M -> 91.8M,
-       * the analyses 202.4M -> 206.9M with nest (the run 4.1004G -> 4.1001G); the 20-cube
-       * stack's pattern (20 blocks of 12 unknowns, each coupled to the next; AMD's order),
-       * a solve 64.5k -> 58.2k instructions (CHOLMOD's simplicial LDL' solve 54.7k) */
+       * bits), one load and store of x_i for two; and three columns so where column j + 2
+       * nests in j + 1 (a sticking contact's three unknowns). A zero x_{j+1} (x_{j+2}) is
+       * skipped as alone. S2 10, 60 steps: solves 96.4M -> 91.8M with pairs, 88.0M with
+       * runs of three, the analyses 202.4M -> 206.9M with nest (the run 4.1004G ->
+       * 4.0963G); the 20-cube stack's pattern (20 blocks of 12 unknowns, each coupled to
+       * the next; AMD's order), a solve 64.5k -> 58.2k -> 57.2k instructions (CHOLMOD's
+       * simplicial LDL' solve 54.7k) */
       double *xn = (double *)*li++ + 1;
       *xn += (*lp++)[0] * xj;
       double xk = *xn;
       if (xk != 0.0) {
         const cdPair *lq = LU + Lp[j + 1] - (lp - LU); /* (column j + 1's at lq[p]) */
         ptrdiff_t p = lp - LU, e = le - Li;
+        if (nest[j + 1]) {
+          /* and column j + 2 too (its rows theirs after row j + 2) */
+          double *xm = (double *)Li[p] + 1;
+          *xm = *xm + LU[p][0] * xj + lq[p][0] * xk, p++;
+          double xl = *xm;
+          if (xl != 0.0) {
+            const cdPair *lr = LU + Lp[j + 2] - p;
+            for (; p != e; p++) {
+              double *xi = (double *)Li[p] + 1;
+              *xi = *xi + LU[p][0] * xj + lq[p][0] * xk + lr[p][0] * xl;
+            }
+            j += 2;
+            continue;
+          }
+        }
         if ((e - p) & 1) {
           double *xi = (double *)Li[p] + 1;
           *xi = *xi + LU[p][0] * xj + lq[p][0] * xk, p++;

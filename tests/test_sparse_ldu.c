@@ -595,24 +595,31 @@ CD_TEST(sparseLduFactorsAndSolvesAsItsOperationsInOrderBitForBit) {
   cd_sparseLduFree(f);
 }
 
-CD_TEST(sparseLduSolvesAColumnPairWithAZeroSkippedAsItsOperationsInOrder) {
-  /* the forward solve takes column 1 with column 0 (column 1's rows are column 0's after its
-   * first); where x_1 is zero once column 0 is done, column 1 is skipped as alone, which
-   * here keeps x_2 = -0 (an update by -L(2, 1) x_1 = +0, L(2, 1) < 0, would make it +0) */
-  static const double A[9] = {1.0, 0.5, 0.0, 0.25, 2.0, -0.125, 0.5, 0.25, 3.0}; /* (by columns) */
-  unsigned char pat[9];
-  memset(pat, 1, sizeof pat);
-  sparse S;
-  toSparse(3, pat, A, &S);
-  int perm[3] = {0, 1, 2}, failed;
-  double b[3] = {2.0, 1.0, -0.0}, x[3] = {2.0, 1.0, -0.0}, growth;
-  cdSparseLdu *f = cd_sparseLduMake();
-  CHECK(f && cd_sparseLduAnalyse(f, 3, S.Ap, S.Ai, NULL) == 0 && cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
-  CHECK(referenceLdu(3, &S, perm, 1e-3, b, &failed, &growth) == 0);
-  if (f) cd_sparseLduSolve(f, x);
-  CHECK_MSG(!memcmp(b, x, sizeof b), "x %.17g %.17g %g, the reference's %.17g %.17g %g", x[0], x[1], x[2], b[0], b[1],
-            b[2]);
-  CHECK(signbit(x[2]) && x[2] == 0.0);
-  cd_sparseLduFree(f);
-  freeSparse(&S);
+CD_TEST(sparseLduSolvesColumnRunsWithAZeroSkippedAsTheirOperationsInOrder) {
+  /* the forward solve takes column j + 1 (and j + 2) with column j where their rows are
+   * column j's after its first; where the next x is zero once the earlier columns are done,
+   * its column is skipped as alone would be, which here keeps the last x = -0 (an update by
+   * -L(n - 1, j) x_j = +0 with L(n - 1, j) < 0 would make it +0): a pair, 3 x 3 with x_1 = 0,
+   * and a run of three, 4 x 4 with x_2 = 0 (by columns; zeros in the pattern) */
+  static const double A3[9] = {1.0, 0.5, 0.0, 0.25, 2.0, -0.125, 0.5, 0.25, 3.0};
+  static const double A4[16] = {1.0, 0.5, 0.25, 0.0, 0.0, 2.0, 1.0, 0.0, 0.25, 0.5, 3.0, -0.5, 0.125, 0.25, 0.5, 4.0};
+  static const double b3[3] = {2.0, 1.0, -0.0}, b4[4] = {2.0, 2.0, 1.0, -0.0};
+  for (int n = 3; n <= 4; n++) {
+    unsigned char pat[16];
+    memset(pat, 1, sizeof pat);
+    sparse S;
+    toSparse(n, pat, n == 3 ? A3 : A4, &S);
+    int perm[4] = {0, 1, 2, 3}, failed;
+    double b[4], x[4], growth;
+    memcpy(b, n == 3 ? b3 : b4, (size_t)n * sizeof *b);
+    memcpy(x, b, sizeof x);
+    cdSparseLdu *f = cd_sparseLduMake();
+    CHECK(f && cd_sparseLduAnalyse(f, n, S.Ap, S.Ai, NULL) == 0 && cd_sparseLduFactor(f, S.Ax, 1e-3) == 0);
+    CHECK(referenceLdu(n, &S, perm, 1e-3, b, &failed, &growth) == 0);
+    if (f) cd_sparseLduSolve(f, x);
+    CHECK_MSG(!memcmp(b, x, (size_t)n * sizeof *b), "n %d: x_last %g, the reference's %g", n, x[n - 1], b[n - 1]);
+    CHECK(signbit(x[n - 1]) && x[n - 1] == 0.0);
+    cd_sparseLduFree(f);
+    freeSparse(&S);
+  }
 }
