@@ -470,10 +470,10 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
        * bits), one load and store of x_i for two; and three columns so where column j + 2
        * nests in j + 1 (a sticking contact's three unknowns). A zero x_{j+1} (x_{j+2}) is
        * skipped as alone. S2 10, 60 steps: solves 96.4M -> 91.8M with pairs, 88.0M with
-       * runs of three, the analyses 202.4M -> 206.9M with nest (the run 4.1004G ->
-       * 4.0963G); the 20-cube stack's pattern (20 blocks of 12 unknowns, each coupled to
-       * the next; AMD's order), a solve 64.5k -> 58.2k -> 57.2k instructions (CHOLMOD's
-       * simplicial LDL' solve 54.7k) */
+       * runs of three, 86.8M with those two rows a trip, the analyses 202.4M -> 206.9M with
+       * nest (the run 4.1004G -> 4.0947G); the 20-cube stack's pattern (20 blocks of 12
+       * unknowns, each coupled to the next; AMD's order), a solve 64.5k -> 58.2k -> 57.2k
+       * -> 55.2k instructions (CHOLMOD's simplicial LDL' solve 54.7k) */
       double *xn = (double *)*li++ + 1;
       *xn += (*lp++)[0] * xj;
       double xk = *xn;
@@ -487,9 +487,14 @@ void cd_sparseLduSolve(cdSparseLdu *f, double *b) {
           double xl = *xm;
           if (xl != 0.0) {
             const cdPair *lr = LU + Lp[j + 2] - p;
-            for (; p != e; p++) {
+            if ((e - p) & 1) {
               double *xi = (double *)Li[p] + 1;
-              *xi = *xi + LU[p][0] * xj + lq[p][0] * xk + lr[p][0] * xl;
+              *xi = *xi + LU[p][0] * xj + lq[p][0] * xk + lr[p][0] * xl, p++;
+            }
+            for (; p != e; p += 2) {
+              double *x0 = (double *)Li[p] + 1, *x1 = (double *)Li[p + 1] + 1;
+              *x0 = *x0 + LU[p][0] * xj + lq[p][0] * xk + lr[p][0] * xl;
+              *x1 = *x1 + LU[p + 1][0] * xj + lq[p + 1][0] * xk + lr[p + 1][0] * xl;
             }
             j += 2;
             continue;
