@@ -110,9 +110,10 @@ struct cdSparseLdu {
   int on;       /* ... and its size, whose rows' reaches Rp, Rj hold (0: none) */
   cdPair *w;    /* (n) the factorization's two triangular solves, zero between its rows; and
                    cd_sparseLduSolve's x in lane 1, which the factorization zeroes first: x
-                   at Li's addresses as they are, against ncap pairs further (a sum an
-                   update; S2 10, 60 steps: solves 101.2M -> 96.4M, factorizations 283.9M ->
-                   285.9M with lane 1's zeroing, the run 4.1110G -> 4.1088G) */
+                   at Li's addresses as they are, against x in pairs of its own after w's
+                   (an offset added at each update; S2 10, 60 steps: solves 101.2M -> 96.4M,
+                   factorizations 283.9M -> 285.9M with lane 1's zeroing, the run 4.1110G ->
+                   4.1088G) */
   int failed;   /* the pivot at which the last factorization stopped, -1 none */
   double growth; /* the largest |L(i, j)|, |U(j, i)| of the last factorization */
   int analysed; /* 1: an analysis is held */
