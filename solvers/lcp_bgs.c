@@ -745,24 +745,33 @@ done:
  * between G's rows, and test no block for an idle neighbour. Building it after every check
  * was 6.5 % of the 1000-sphere pile's run (perf, S2 10, 150 steps: 37 % of cd_bgsSolve's
  * own time), as much as a sweep's products where the checks come every second sweep. */
+/* G_ij of two neighbours a, b of a row, in the order blockC reads them: rows 0 and 1 of each
+ * column by column (B_00, B_10, B_01, B_11, B_02, B_12: blockC sums them in pairs), a's then
+ * b's, and row 2 with the two neighbours as the lanes of a pair ((B_20 of a, of b), (B_21 ..),
+ * (B_22 ..)): both neighbours' products for c_2 in three multiplications of pairs instead of
+ * six (the same products, summed in each lane as before, and added to c_2 a's then b's). A
+ * row's last neighbour of an odd count takes lane a of a pair of its own. */
 typedef struct {
-  double v[9];    /* G_ij: rows 0 and 1 column by column (B_00, B_10, B_01, B_11, B_02, B_12:
-                     blockC sums them in pairs), then row 2 */
-  const cdV2 *l;  /* the other contact j's lambda, its pairs in lamd, beside the values it is
-                     read with: blockC's loop 25 -> 22 instructions a block (as the byte offset 48 j
-                     in an array of its own; S2 10's first 60 steps 4.646G -> 4.602G) */
-} cdBgsBlock;
+  cdV2 v[6];        /* rows 0 and 1: a's three pairs, then b's */
+  cdV2 r2[3];       /* row 2: (B_2k of a, B_2k of b), k = 0, 1, 2 */
+  const cdV2 *l[2]; /* the other contacts' lambda, their pairs in lamd, beside the values they
+                       are read with: blockC's loop 25 -> 22 instructions a block (as the byte
+                       offset 48 j in an array of its own; S2 10's first 60 steps 4.646G ->
+                       4.602G) */
+} cdBgsPair;
 
 typedef struct {
-  int n;           /* contacts swept */
-  int *con;        /* (ncon) the swept contacts, forward-sweep order */
-  cdBgsBlock **ptr; /* (ncon + 1) their blocks in blk, as pointers (as indices into blk, blockC's
-                       bounds took 10 instructions a contact: S2 10's first 60 steps 4.583G ->
-                       4.553G) */
-  double *diag;    /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
-  double *rec;     /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
-  cdBgsBlock *blk; /* (nnzb) the blocks G_ij */
-  int wpos;        /* 1: every record's wi is finite and positive (sweepBlock4's step) */
+  int n;            /* contacts swept */
+  int *con;         /* (ncon) the swept contacts, forward-sweep order */
+  cdBgsPair **ptr;  /* (2 ncon + 1) for each swept contact in blk its row's first pair, the end
+                       of its full pairs (a half pair follows where the next row starts later),
+                       as pointers (as indices into blk, blockC's bounds took 10 instructions a
+                       contact: S2 10's first 60 steps 4.583G -> 4.553G) */
+  int *kept;        /* (ncon) rowsBuild's list of a row's kept blocks */
+  double *diag;     /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
+  double *rec;      /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
+  cdBgsPair *blk;   /* ((nnzb + ncon) / 2) the blocks G_ij in pairs (rowsBuild) */
+  int wpos;         /* 1: every record's wi is finite and positive (sweepBlock4's step) */
 } cdBgsRows;
 
 /* c = g_i + sum_{j != i} G_ij lambda_j for the block at position pos of rows (dg its record;
@@ -771,27 +780,29 @@ typedef struct {
  * broadcast: 29 -> 26 instructions a neighbour, S2 10's first 60 steps 6.541G -> 6.531G). (c_0,
  * c_1) as one pair
  * of lanes: each lane the same products and sums in the same order as c_2's, so the same bits
- * as three scalar sums (and fewer instructions: the sums were a third of the sweep's) */
+ * as three scalar sums (and fewer instructions: the sums were a third of the sweep's). c_2's
+ * products of two neighbours as the lanes of pairs (cdBgsPair): 43 -> 37 instructions for two
+ * neighbours, S2 10's first 60 steps 4.089G -> 4.045G (sweep4 1.331G -> 1.286G; the pairs'
+ * places in the rows computed per block as it was written, rowsBuild cost 33M more: 4.104G) */
 static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, double *c) {
   cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
   double c2 = dg[REC_G + 2];
-#define BLOCK_C_ADD(blk)                                                                      \
-  do {                                                                                        \
-    const double *Bt = (blk)->v;                                                              \
-    const cdV2 *lj = (blk)->l;                                                                \
-    cdV2 b0, b1, b2;                                                                          \
-    memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2); \
-    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];                                              \
-    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];                             \
-  } while (0)
-  const cdBgsBlock *b = rows->ptr[pos], *e = rows->ptr[pos + 1];
-  /* two blocks an iteration, in order (GCC leaves the loop rolled at -O2): 4.602G -> 4.583G */
-  for (; e - b >= 2; b += 2) {
-    BLOCK_C_ADD(b);
-    BLOCK_C_ADD(b + 1);
+  cdBgsPair *const *bp = &rows->ptr[2 * (size_t)pos];
+  const cdBgsPair *b = bp[0];
+  for (const cdBgsPair *e = bp[1]; b < e; b++) {
+    const cdV2 *la = b->l[0], *lb = b->l[1];
+    cdV2 s = b->r2[0] * (cdV2){la[0][0], lb[0][0]} + b->r2[1] * (cdV2){la[1][0], lb[1][0]} +
+             b->r2[2] * (cdV2){la[2][0], lb[2][0]};
+    c01 += b->v[0] * la[0] + b->v[1] * la[1] + b->v[2] * la[2];
+    c2 += s[0];
+    c01 += b->v[3] * lb[0] + b->v[4] * lb[1] + b->v[5] * lb[2];
+    c2 += s[1];
   }
-  if (b < e) BLOCK_C_ADD(b);
-#undef BLOCK_C_ADD
+  if (b < bp[2]) {
+    const cdV2 *la = b->l[0];
+    c01 += b->v[0] * la[0] + b->v[1] * la[1] + b->v[2] * la[2];
+    c2 += b->r2[0][0] * la[0][0] + b->r2[1][0] * la[1][0] + b->r2[2][0] * la[2][0];
+  }
   c[0] = c01[0], c[1] = c01[1], c[2] = c2;
 }
 
@@ -932,36 +943,48 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
   /* G's arrays and the rows' in locals (the stores of each block's pointer may alias their
    * fields, which were loaded again at every block), the blocks by a pointer, and each block's
    * rows 0 and 1 copied a pair of columns a store: 38 -> 33 instructions a block of G, S2 10's
-   * first 60 steps 4.248G -> 4.236G (the pairs alone, with the fields loaded again: 4.249G) */
+   * first 60 steps 4.248G -> 4.236G (the pairs alone, with the fields loaded again: 4.249G).
+   * In cdBgsPair's pairs from the list of the kept blocks: cd_bgsSolve's own instructions (with
+   * rowsBuild) 92.7M -> 92.9M */
   const int *rowptr = p->G.rowptr, *col = p->G.col;
   const double *val = p->G.val, *rec = r->rec;
   double *diag = r->diag;
   int *con = r->con, nc = p->ncon;
-  cdBgsBlock **ptr = r->ptr, *bk = r->blk;
-  int n = 0;
+  cdBgsPair **ptr = r->ptr, *bk = r->blk;
+  int *kept = r->kept, n = 0;
   for (int q = 0; q < nc; q++) {
     int i = order ? order[q] : q;
     if (idle[i]) continue;
     memcpy(&diag[BLOCK_REC * (size_t)n], &rec[BLOCK_REC * (size_t)i], BLOCK_REC * sizeof *diag);
     con[n] = i;
-    ptr[n] = bk;
-    /* every block written at bk and bk moved past the kept ones (the diagonal's and the idle
-     * contacts' are overwritten): the test was a branch the CPU mispredicted (S2 10, 400
-     * steps: rowsBuild 5.1 -> 2.2 % of cd_bgsSolve's perf samples, for 21M more instructions
-     * over the first 60 steps) */
+    /* the row's kept blocks listed first: every block's place written and the count moved past
+     * the kept ones (the test was a branch the CPU mispredicted: S2 10, 400 steps, rowsBuild 5.1
+     * -> 2.2 % of cd_bgsSolve's perf samples), then copied in pairs */
+    int cnt = 0;
     for (int t = rowptr[i], e = rowptr[i + 1]; t < e; t++) {
       int j = col[t];
-      bk->l = &lamd[3 * (size_t)j];
-      const double *B = &val[9 * (size_t)t];
-      double *v = bk->v;
-      cdV2 b0 = {B[0], B[3]}, b1 = {B[1], B[4]}, b2 = {B[2], B[5]}, b6 = {B[6], B[7]};
-      memcpy(v, &b0, sizeof b0), memcpy(v + 2, &b1, sizeof b1), memcpy(v + 4, &b2, sizeof b2);
-      memcpy(v + 6, &b6, sizeof b6), v[8] = B[8];
-      bk += (j != i) & !idle[j];
+      kept[cnt] = t;
+      cnt += (j != i) & !idle[j];
+    }
+    ptr[2 * n] = bk;
+    for (int h = 0; h + 1 < cnt; h += 2, bk++) {
+      const double *A = &val[9 * (size_t)kept[h]], *B = &val[9 * (size_t)kept[h + 1]];
+      bk->v[0] = (cdV2){A[0], A[3]}, bk->v[1] = (cdV2){A[1], A[4]}, bk->v[2] = (cdV2){A[2], A[5]};
+      bk->v[3] = (cdV2){B[0], B[3]}, bk->v[4] = (cdV2){B[1], B[4]}, bk->v[5] = (cdV2){B[2], B[5]};
+      bk->r2[0] = (cdV2){A[6], B[6]}, bk->r2[1] = (cdV2){A[7], B[7]}, bk->r2[2] = (cdV2){A[8], B[8]};
+      bk->l[0] = &lamd[3 * (size_t)col[kept[h]]], bk->l[1] = &lamd[3 * (size_t)col[kept[h + 1]]];
+    }
+    ptr[2 * n + 1] = bk;
+    if (cnt & 1) {
+      const double *A = &val[9 * (size_t)kept[cnt - 1]];
+      bk->v[0] = (cdV2){A[0], A[3]}, bk->v[1] = (cdV2){A[1], A[4]}, bk->v[2] = (cdV2){A[2], A[5]};
+      bk->r2[0] = (cdV2){A[6], 0.0}, bk->r2[1] = (cdV2){A[7], 0.0}, bk->r2[2] = (cdV2){A[8], 0.0};
+      bk->l[0] = &lamd[3 * (size_t)col[kept[cnt - 1]]], bk->l[1] = NULL;
+      bk++;
     }
     n++;
   }
-  ptr[n] = bk;
+  ptr[2 * n] = bk;
   r->n = n;
 }
 
@@ -1246,8 +1269,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   void *sw = cd_malloc(cd_lcpSubspaceWorkSize(p, m));
   unsigned char *idle = cd_malloc((size_t)nc); /* (ncon) 1: left out of the sweeps (IDLE_MARGIN) */
   size_t nnzb = (size_t)p->G.rowptr[nc];
-  cdBgsRows rows = {0, cd_malloc((size_t)nc * sizeof(int)), cd_malloc(((size_t)nc + 1) * sizeof(cdBgsBlock *)),
-                    cd_malloc(2 * BLOCK_REC * (size_t)nc * sizeof(double) + nnzb * sizeof(cdBgsBlock)), NULL, NULL, 0};
+  /* the pairs: a row of k blocks of G takes at most (k + 1) / 2 (k / 2 with its diagonal
+   * block, which is not kept) */
+  size_t npair = (nnzb + (size_t)nc) / 2 + 1;
+  cdBgsRows rows = {0, cd_malloc(2 * (size_t)nc * sizeof(int)), cd_malloc((2 * (size_t)nc + 1) * sizeof(cdBgsPair *)), NULL,
+                    cd_malloc(2 * BLOCK_REC * (size_t)nc * sizeof(double) + npair * sizeof(cdBgsPair)), NULL, NULL, 0};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
   cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.ptr ||
@@ -1266,7 +1292,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
   memset(idle, 0, (size_t)nc);
   rows.rec = rows.diag + BLOCK_REC * (size_t)nc;
-  rows.blk = (cdBgsBlock *)(void *)(rows.rec + BLOCK_REC * (size_t)nc);
+  rows.blk = (cdBgsPair *)(void *)(rows.rec + BLOCK_REC * (size_t)nc);
+  rows.kept = rows.con + nc;
   rowsRecords(p, &rows);
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
