@@ -385,10 +385,9 @@ static inline int blockSolveAny(const double *r, int m, const double *D, const d
  * block's copies in and out loops of 4 that -O2 does not unroll, 113 a block -> ~75); its
  * answers (400 steps; S3 20, S4 10) bit for bit the same. Any other m or D (bitwise: -0
  * entries too) takes the instances of any m. */
-static int isAxes4(int m, const double *D) {
-  static const double ax[8] = {1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, -1.0};
-  return m == 4 && memcmp(D, ax, sizeof ax) == 0;
-}
+static const double axes4[8] = {1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, -1.0};
+
+static int isAxes4(int m, const double *D) { return m == 4 && memcmp(D, axes4, sizeof axes4) == 0; }
 
 /* d_l . (x, y) for the unit axes, without the products (see above) */
 static inline double axisDot(int l, double x, double y) {
@@ -514,6 +513,25 @@ static inline int candVertex4(const double *W, double mu, const double *c, int a
   return 1;
 }
 
+/* the vertex candidate at d_a made in z and accepted by its residual (blockResidual4's fast
+ * form where wpos and it has no NaN: its ln is NaN only where its alpha mu ln is, its beta is
+ * a cd_lcpMax(0, .) and its other alphas 0); 1 when taken. Called with a constant a, one case
+ * each: the candidate's alphas then known to the residual, the stores of its alphas at constant
+ * places (S2 10's first 60 steps 4.010G -> 3.990G) */
+static inline int vertexTry4(const double *W, double mu, const double *c, double wi, int a, int wpos, double accept,
+                             double *z) {
+  return candVertex4(W, mu, c, a, z) && blockResidual4(W, mu, c, wi, z, wpos && z[1 + a] == z[1 + a]) <= accept;
+}
+
+/* the edge candidate at d_a, d_(a+1) likewise (its two alphas > 0, its ln checked), with the
+ * axes as constants (axes4: D's entries bit for bit; GCC folds the products with +-1, which are
+ * exact, and keeps those with 0): 3.990G -> 3.970G, with sweep4 flattened (GCC no longer
+ * inlined sweepBlock4 into it: 4.097G) */
+static inline int edgeTry4(const double *W, double mu, const double *c, double wi, int a, int wpos, double accept,
+                           double *z) {
+  return candEdge(W, mu, 4, axes4, c, a, z) && blockResidual4(W, mu, c, wi, z, wpos && z[0] == z[0]) <= accept;
+}
+
 /* cd_bgsBlockSolve for m = 4 and the unit axes, from the block's z zo into z (no alias): the
  * candidates blockSolveAny takes first (the active set the contact is in: sticking; sliding at
  * the vertex it slid along and the edge beside it), each with the axes' residual; the rest (none
@@ -562,10 +580,21 @@ static inline int blockSolve4(const double *r, const double *D, const double *c,
     /* blockResidual4's fast form where wpos and the candidate has no NaN: the vertex's ln is
      * NaN only where its alpha mu ln is, the edge's two alphas are > 0 and its ln is checked,
      * and either's beta is a cd_lcpMax(0, .), the other alphas 0 */
-    if (candVertex4(W, mu, c, k0, z) && blockResidual4(W, mu, c, wi, z, wpos && z[1 + k0] == z[1 + k0]) <= accept)
-      return CD_BGS_BLOCK_DIRECT;
-    if (candEdge(W, mu, 4, D, c, ke, z) && blockResidual4(W, mu, c, wi, z, wpos && z[0] == z[0]) <= accept)
-      return CD_BGS_BLOCK_DIRECT;
+    int ok;
+    switch (k0) {
+    case 0: ok = vertexTry4(W, mu, c, wi, 0, wpos, accept, z); break;
+    case 1: ok = vertexTry4(W, mu, c, wi, 1, wpos, accept, z); break;
+    case 2: ok = vertexTry4(W, mu, c, wi, 2, wpos, accept, z); break;
+    default: ok = vertexTry4(W, mu, c, wi, 3, wpos, accept, z); break;
+    }
+    if (ok) return CD_BGS_BLOCK_DIRECT;
+    switch (ke) {
+    case 0: ok = edgeTry4(W, mu, c, wi, 0, wpos, accept, z); break;
+    case 1: ok = edgeTry4(W, mu, c, wi, 1, wpos, accept, z); break;
+    case 2: ok = edgeTry4(W, mu, c, wi, 2, wpos, accept, z); break;
+    default: ok = edgeTry4(W, mu, c, wi, 3, wpos, accept, z); break;
+    }
+    if (ok) return CD_BGS_BLOCK_DIRECT;
   }
   z[0] = zo[0], z[1] = zo[1], z[2] = zo[2], z[3] = zo[3], z[4] = zo[4], z[5] = zo[5];
   return blockSolveRest(r, D, c, vref, z, work);
@@ -946,9 +975,10 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
 /* one sweep of the rows for m = 4 and the unit axes, backwards or forwards; returns its
  * largest block step. A function of its own: inside cd_bgsSolve the loop's pointers and the
  * block's values were spilled and reloaded at every block (S2 10's first 60 steps 4.692G ->
- * 4.662G instructions) */
-__attribute__((noinline)) static double sweep4(const cdBgsRows *rows, const double *D, int nc, double vs, double *z,
-                                               cdV2 *lamd, void *bw, int backward) {
+ * 4.662G instructions). Flattened, so that sweepBlock4 and all it calls but blockSolveRest are
+ * written in whatever their size (edgeTry4) */
+__attribute__((noinline, flatten)) static double sweep4(const cdBgsRows *rows, const double *D, int nc, double vs,
+                                                        double *z, cdV2 *lamd, void *bw, int backward) {
   double step = 0.0;
   for (int ii = 0; ii < rows->n; ii++) {
     int pos = backward ? rows->n - 1 - ii : ii;
