@@ -980,8 +980,11 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
 __attribute__((noinline, flatten)) static double sweep4(const cdBgsRows *rows, const double *D, int nc, double vs,
                                                         double *z, cdV2 *lamd, void *bw, int backward) {
   double step = 0.0;
-  for (int ii = 0; ii < rows->n; ii++) {
-    int pos = backward ? rows->n - 1 - ii : ii;
+  int n = rows->n, flip = -(backward != 0), base = n & flip;
+  for (int ii = 0; ii < n; ii++) {
+    /* n - 1 - ii backwards (~ii = -ii - 1), else ii: an xor and an add a block instead of the
+     * flag reloaded and a select (S2 10's first 60 steps 3.952G -> 3.948G) */
+    int pos = (ii ^ flip) + base;
     step = cd_lcpMax(step, sweepBlock4(rows, pos, D, nc, vs, z, lamd, bw));
   }
   return step;
