@@ -385,10 +385,9 @@ static inline int blockSolveAny(const double *r, int m, const double *D, const d
  * block's copies in and out loops of 4 that -O2 does not unroll, 113 a block -> ~75); its
  * answers (400 steps; S3 20, S4 10) bit for bit the same. Any other m or D (bitwise: -0
  * entries too) takes the instances of any m. */
-static int isAxes4(int m, const double *D) {
-  static const double ax[8] = {1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, -1.0};
-  return m == 4 && memcmp(D, ax, sizeof ax) == 0;
-}
+static const double axes4[8] = {1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, -1.0};
+
+static int isAxes4(int m, const double *D) { return m == 4 && memcmp(D, axes4, sizeof axes4) == 0; }
 
 /* d_l . (x, y) for the unit axes, without the products (see above) */
 static inline double axisDot(int l, double x, double y) {
@@ -396,14 +395,39 @@ static inline double axisDot(int l, double x, double y) {
   return l & 2 ? -v : v;
 }
 
+/* the residual of one complementarity pair, |min(v, w)|: as fabs(max(-v, -w)) where wpos
+ * (cd_lcpMax: one maxsd, where GCC compiled the min to a compare and a branch, taken at ~40 %
+ * of the pairs). The two differ only in a zero's sign, which fabs drops, or where v or w is
+ * NaN; with wi finite and positive (rowsRecords' wpos) and the contact's z and u finite neither
+ * is (a product or a sum of two finite numbers is finite or infinite), and where one of those
+ * is not finite contactResidual4's value is NaN either way (its finite test). S2 10's first 60
+ * steps 4.236G -> 4.224G, sweepCheck 121.8M -> 109.6M with what it inlines */
+static inline double pairRes4(double v, double w, int wpos) {
+  return wpos ? fabs(cd_lcpMax(-v, -w)) : fabs(v < w ? v : w);
+}
+
 /* blockResidual for the unit axes: the same value (t1, t2 and sum are the sums the products
- * make; each pair's w is u1, u2, -u1 or -u2 plus beta) */
-static inline double blockResidual4(const double *W, double mu, const double *c, double wi, const double *z) {
+ * make; each pair's w is u1, u2, -u1 or -u2 plus beta). fast: wi is finite and positive
+ * (wpos) and no entry of z is NaN, so no pair's v = wi z_k (or beta) is NaN: each pair is then
+ * pairRes4's max form and the running maxima cd_lcpMax, the same value (where v is a number, the
+ * min form gives |v| for a NaN w as the max form does, and both give |min(v, w)| else; with no
+ * pair NaN, !(v <= res) is v > res): each pair in a max instead of two compares and branches
+ * (S2 10's first 60 steps 4.045G -> 4.010G, with the sticking pair's max form below) */
+static inline double blockResidual4(const double *W, double mu, const double *c, double wi, const double *z,
+                                    int fast) {
   double ln = z[0], a0 = z[1], a1 = z[2], a2 = z[3], a3 = z[4], beta = z[5];
   double t1 = (0.0 + a0) - a2, t2 = (0.0 + a1) - a3, sum = (((0.0 + a0) + a1) + a2) + a3;
   double un = W[0] * ln + W[1] * t1 + W[2] * t2 + c[0];
   double u1 = W[3] * ln + W[4] * t1 + W[5] * t2 + c[1];
   double u2 = W[6] * ln + W[7] * t1 + W[8] * t2 + c[2];
+  if (fast) {
+    double res = pairRes4(wi * ln, un, 1);
+    res = cd_lcpMax(res, pairRes4(wi * a0, u1 + beta, 1));
+    res = cd_lcpMax(res, pairRes4(wi * a1, u2 + beta, 1));
+    res = cd_lcpMax(res, pairRes4(wi * a2, beta - u1, 1));
+    res = cd_lcpMax(res, pairRes4(wi * a3, beta - u2, 1));
+    return cd_lcpMax(res, pairRes4(beta, wi * (mu * ln - sum), 1));
+  }
   double res = cd_lcpPairResidual(wi * ln, un), v;
   v = cd_lcpPairResidual(wi * a0, u1 + beta);
   if (!(v <= res)) res = v;
@@ -428,32 +452,49 @@ static inline void candSeparated4(const double *c, double *cand) {
 
 /* cd_lcpAlphaFromTangent for the unit axes: the nearest direction by the components, the side
  * by d_(k+1) . lt (the cross product d_k x lt), and the split by its own products with D (they
- * keep the sign of a zero alpha) times det = +-1 instead of divided by it (the same bits) */
-static inline void alphaFromTangent4(const double *D, const double *lt, double *alpha) {
+ * keep the sign of a zero alpha) times det = +-1 instead of divided by it (the same bits). Each
+ * of the eight (k, side) pairs a case of its own, D's entries and det as constants (GCC folds
+ * the products with +-1, which are exact, and keeps those with 0) and the two alphas stored at
+ * constant places; each kept alpha as a >= 0 ? a : 0, the same value as fmax(0, a)'s form
+ * above (-0 kept, NaN and negatives 0) in a compare and a mask instead of two compares and a
+ * conditional move through an integer register: S2 10's first 60 steps 4.129G -> 4.089G */
+static inline double alphaClip(double a) { return a >= 0.0 ? a : 0.0; }
+
+static inline void alphaFromTangent4(const double *lt, double *alpha) {
+  double x = lt[0], y = lt[1];
   for (int l = 0; l < 4; l++) alpha[l] = 0.0;
-  if (lt[0] == 0.0 && lt[1] == 0.0) return;
+  if (x == 0.0 && y == 0.0) return;
   int k = 0;
   double dmax = -INFINITY;
   for (int l = 0; l < 4; l++) {
-    double d = axisDot(l, lt[0], lt[1]);
+    double d = axisDot(l, x, y);
     if (d > dmax) dmax = d, k = l;
   }
-  int up = axisDot((k + 1) & 3, lt[0], lt[1]) >= 0.0, l = up ? (k + 1) & 3 : (k + 3) & 3;
-  const double *dk = &D[2 * k], *dl = &D[2 * l];
-  double det = up ? 1.0 : -1.0;
-  double ak = (lt[0] * dl[1] - lt[1] * dl[0]) * det, al = (dk[0] * lt[1] - dk[1] * lt[0]) * det;
-  alpha[k] = 0.0 > ak || ak != ak ? 0.0 : ak;
-  alpha[l] = 0.0 > al || al != al ? 0.0 : al;
+  int up = axisDot((k + 1) & 3, x, y) >= 0.0;
+  /* d_k = (dk0, dk1), d_l = (dl0, dl1), l = k + 1 (up, det 1) or k - 1 (det -1) */
+#define SPLIT4(k, l, dk0, dk1, dl0, dl1, det)                                             \
+  alpha[k] = alphaClip((x * (dl1) - y * (dl0)) * (det)), alpha[l] = alphaClip(((dk0) * y - (dk1) * x) * (det))
+  switch (2 * k + up) {
+  case 0: SPLIT4(0, 3, 1.0, 0.0, 0.0, -1.0, -1.0); break;
+  case 1: SPLIT4(0, 1, 1.0, 0.0, 0.0, 1.0, 1.0); break;
+  case 2: SPLIT4(1, 0, 0.0, 1.0, 1.0, 0.0, -1.0); break;
+  case 3: SPLIT4(1, 2, 0.0, 1.0, -1.0, 0.0, 1.0); break;
+  case 4: SPLIT4(2, 1, -1.0, 0.0, 0.0, 1.0, -1.0); break;
+  case 5: SPLIT4(2, 3, -1.0, 0.0, 0.0, -1.0, 1.0); break;
+  case 6: SPLIT4(3, 2, 0.0, -1.0, -1.0, 0.0, -1.0); break;
+  default: SPLIT4(3, 0, 0.0, -1.0, 1.0, 0.0, 1.0); break;
+  }
+#undef SPLIT4
 }
 
 /* candStick for the unit axes */
-static inline int candStick4(const double *C, double det, const double *D, const double *c, double *cand) {
+static inline int candStick4(const double *C, double det, const double *c, double *cand) {
   if (det == 0.0) return 0;
   double ln = -(C[0] * c[0] + C[1] * c[1] + C[2] * c[2]) / det;
   if (!(ln > 0.0)) return 0;
   double lt[2] = {-(C[3] * c[0] + C[4] * c[1] + C[5] * c[2]) / det, -(C[6] * c[0] + C[7] * c[1] + C[8] * c[2]) / det};
   cand[0] = ln;
-  alphaFromTangent4(D, lt, &cand[1]);
+  alphaFromTangent4(lt, &cand[1]);
   cand[5] = 0.0;
   return 1;
 }
@@ -470,6 +511,25 @@ static inline int candVertex4(const double *W, double mu, const double *c, int a
   cand[1 + a] = mu * ln;
   cand[5] = cd_lcpMax(0.0, -axisDot(a, u1, u2));
   return 1;
+}
+
+/* the vertex candidate at d_a made in z and accepted by its residual (blockResidual4's fast
+ * form where wpos and it has no NaN: its ln is NaN only where its alpha mu ln is, its beta is
+ * a cd_lcpMax(0, .) and its other alphas 0); 1 when taken. Called with a constant a, one case
+ * each: the candidate's alphas then known to the residual, the stores of its alphas at constant
+ * places (S2 10's first 60 steps 4.010G -> 3.990G) */
+static inline int vertexTry4(const double *W, double mu, const double *c, double wi, int a, int wpos, double accept,
+                             double *z) {
+  return candVertex4(W, mu, c, a, z) && blockResidual4(W, mu, c, wi, z, wpos && z[1 + a] == z[1 + a]) <= accept;
+}
+
+/* the edge candidate at d_a, d_(a+1) likewise (its two alphas > 0, its ln checked), with the
+ * axes as constants (axes4: D's entries bit for bit; GCC folds the products with +-1, which are
+ * exact, and keeps those with 0): 3.990G -> 3.970G, with sweep4 flattened (GCC no longer
+ * inlined sweepBlock4 into it: 4.097G) */
+static inline int edgeTry4(const double *W, double mu, const double *c, double wi, int a, int wpos, double accept,
+                           double *z) {
+  return candEdge(W, mu, 4, axes4, c, a, z) && blockResidual4(W, mu, c, wi, z, wpos && z[0] == z[0]) <= accept;
 }
 
 /* cd_bgsBlockSolve for m = 4 and the unit axes, from the block's z zo into z (no alias): the
@@ -489,7 +549,7 @@ __attribute__((noinline)) static int blockSolveRest(const double *r, const doubl
 }
 
 static inline int blockSolve4(const double *r, const double *D, const double *c, double vref, const double *zo,
-                              double *z, void *work) {
+                              int wpos, double *z, void *work) {
   const double *W = &r[REC_W];
   double mu = r[REC_MU], wi = r[REC_WI];
   int sliding = zo[0] > 0.0 && zo[5] > 0.0, sticking = zo[0] > 0.0 && !sliding;
@@ -497,12 +557,13 @@ static inline int blockSolve4(const double *r, const double *D, const double *c,
   /* blockSolveAny's qinf: the largest of |c_0| and |d_l . c_T| */
   double qinf = cd_lcpMax(cd_lcpMax(fabs(c[0]), fabs(c[1])), fabs(c[2]));
   double accept = BLOCK_ACCEPT * cd_lcpMax(vref, qinf);
-  if (sticking && candStick4(&r[REC_ADJ], r[REC_DET], D, c, z)) {
+  if (sticking && candStick4(&r[REC_ADJ], r[REC_DET], c, z)) {
     /* where the record's bound holds, the friction pair decides (STICK_K): the residual's
-     * own arithmetic of it, beta being 0 */
+     * own arithmetic of it, beta being 0 (candStick4's literal 0, never NaN: the pair in
+     * pairRes4's max form, the same value for any wi) */
     if (r[REC_STICK] != 0.0 && qinf >= STICK_QMIN && qinf <= STICK_QMAX
-            ? cd_lcpPairResidual(z[5], wi * (mu * z[0] - ((((0.0 + z[1]) + z[2]) + z[3]) + z[4]))) <= accept
-            : blockResidual4(W, mu, c, wi, z) <= accept)
+            ? pairRes4(0.0, wi * (mu * z[0] - ((((0.0 + z[1]) + z[2]) + z[3]) + z[4])), 1) <= accept
+            : blockResidual4(W, mu, c, wi, z, 0) <= accept)
       return CD_BGS_BLOCK_DIRECT;
   }
   if (sliding) {
@@ -516,8 +577,24 @@ static inline int blockSolve4(const double *r, const double *D, const double *c,
     double aprev = k0 == 0 ? a3 : k0 == 1 ? a0 : k0 == 2 ? a1 : a2;
     double anext = k0 == 0 ? a1 : k0 == 1 ? a2 : k0 == 2 ? a3 : a0;
     int ke = aprev > anext ? (k0 + 3) & 3 : k0;
-    if (candVertex4(W, mu, c, k0, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
-    if (candEdge(W, mu, 4, D, c, ke, z) && blockResidual4(W, mu, c, wi, z) <= accept) return CD_BGS_BLOCK_DIRECT;
+    /* blockResidual4's fast form where wpos and the candidate has no NaN: the vertex's ln is
+     * NaN only where its alpha mu ln is, the edge's two alphas are > 0 and its ln is checked,
+     * and either's beta is a cd_lcpMax(0, .), the other alphas 0 */
+    int ok;
+    switch (k0) {
+    case 0: ok = vertexTry4(W, mu, c, wi, 0, wpos, accept, z); break;
+    case 1: ok = vertexTry4(W, mu, c, wi, 1, wpos, accept, z); break;
+    case 2: ok = vertexTry4(W, mu, c, wi, 2, wpos, accept, z); break;
+    default: ok = vertexTry4(W, mu, c, wi, 3, wpos, accept, z); break;
+    }
+    if (ok) return CD_BGS_BLOCK_DIRECT;
+    switch (ke) {
+    case 0: ok = edgeTry4(W, mu, c, wi, 0, wpos, accept, z); break;
+    case 1: ok = edgeTry4(W, mu, c, wi, 1, wpos, accept, z); break;
+    case 2: ok = edgeTry4(W, mu, c, wi, 2, wpos, accept, z); break;
+    default: ok = edgeTry4(W, mu, c, wi, 3, wpos, accept, z); break;
+    }
+    if (ok) return CD_BGS_BLOCK_DIRECT;
   }
   z[0] = zo[0], z[1] = zo[1], z[2] = zo[2], z[3] = zo[3], z[4] = zo[4], z[5] = zo[5];
   return blockSolveRest(r, D, c, vref, z, work);
@@ -527,7 +604,7 @@ static int blockSolve(const double *r, int m, const double *D, const double *c, 
   if (!isAxes4(m, D)) return blockSolveAny(r, m, D, c, vref, z, work);
   double zo[6];
   memcpy(zo, z, sizeof zo);
-  return blockSolve4(r, D, c, vref, zo, z, work);
+  return blockSolve4(r, D, c, vref, zo, r[REC_WI] > 0.0 && r[REC_WI] <= DBL_MAX, z, work);
 }
 
 int cd_bgsBlockSolve(const double *W, double mu, int m, const double *D, const double *c, double wi, double vref,
@@ -728,24 +805,33 @@ done:
  * between G's rows, and test no block for an idle neighbour. Building it after every check
  * was 6.5 % of the 1000-sphere pile's run (perf, S2 10, 150 steps: 37 % of cd_bgsSolve's
  * own time), as much as a sweep's products where the checks come every second sweep. */
+/* G_ij of two neighbours a, b of a row, in the order blockC reads them: rows 0 and 1 of each
+ * column by column (B_00, B_10, B_01, B_11, B_02, B_12: blockC sums them in pairs), a's then
+ * b's, and row 2 with the two neighbours as the lanes of a pair ((B_20 of a, of b), (B_21 ..),
+ * (B_22 ..)): both neighbours' products for c_2 in three multiplications of pairs instead of
+ * six (the same products, summed in each lane as before, and added to c_2 a's then b's). A
+ * row's last neighbour of an odd count takes lane a of a pair of its own. */
 typedef struct {
-  double v[9];    /* G_ij: rows 0 and 1 column by column (B_00, B_10, B_01, B_11, B_02, B_12:
-                     blockC sums them in pairs), then row 2 */
-  const cdV2 *l;  /* the other contact j's lambda, its pairs in lamd, beside the values it is
-                     read with: blockC's loop 25 -> 22 instructions a block (as the byte offset 48 j
-                     in an array of its own; S2 10's first 60 steps 4.646G -> 4.602G) */
-} cdBgsBlock;
+  cdV2 v[6];        /* rows 0 and 1: a's three pairs, then b's */
+  cdV2 r2[3];       /* row 2: (B_2k of a, B_2k of b), k = 0, 1, 2 */
+  const cdV2 *l[2]; /* the other contacts' lambda, their pairs in lamd, beside the values they
+                       are read with: blockC's loop 25 -> 22 instructions a block (as the byte
+                       offset 48 j in an array of its own; S2 10's first 60 steps 4.646G ->
+                       4.602G) */
+} cdBgsPair;
 
 typedef struct {
-  int n;           /* contacts swept */
-  int *con;        /* (ncon) the swept contacts, forward-sweep order */
-  cdBgsBlock **ptr; /* (ncon + 1) their blocks in blk, as pointers (as indices into blk, blockC's
-                       bounds took 10 instructions a contact: S2 10's first 60 steps 4.583G ->
-                       4.553G) */
-  double *diag;    /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
-  double *rec;     /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
-  cdBgsBlock *blk; /* (nnzb) the blocks G_ij */
-  int wpos;        /* 1: every record's wi is finite and positive (sweepBlock4's step) */
+  int n;            /* contacts swept */
+  int *con;         /* (ncon) the swept contacts, forward-sweep order */
+  cdBgsPair **ptr;  /* (2 ncon + 1) for each swept contact in blk its row's first pair, the end
+                       of its full pairs (a half pair follows where the next row starts later),
+                       as pointers (as indices into blk, blockC's bounds took 10 instructions a
+                       contact: S2 10's first 60 steps 4.583G -> 4.553G) */
+  int *kept;        /* (ncon) rowsBuild's list of a row's kept blocks */
+  double *diag;     /* (ncon x BLOCK_REC) the swept contacts' records (blockRecord), in sweep order */
+  double *rec;      /* (ncon x BLOCK_REC) every contact's record, made once a solve (rowsRecords) */
+  cdBgsPair *blk;   /* ((nnzb + ncon) / 2) the blocks G_ij in pairs (rowsBuild) */
+  int wpos;         /* 1: every record's wi is finite and positive (sweepBlock4's step) */
 } cdBgsRows;
 
 /* c = g_i + sum_{j != i} G_ij lambda_j for the block at position pos of rows (dg its record;
@@ -754,27 +840,29 @@ typedef struct {
  * broadcast: 29 -> 26 instructions a neighbour, S2 10's first 60 steps 6.541G -> 6.531G). (c_0,
  * c_1) as one pair
  * of lanes: each lane the same products and sums in the same order as c_2's, so the same bits
- * as three scalar sums (and fewer instructions: the sums were a third of the sweep's) */
+ * as three scalar sums (and fewer instructions: the sums were a third of the sweep's). c_2's
+ * products of two neighbours as the lanes of pairs (cdBgsPair): 43 -> 37 instructions for two
+ * neighbours, S2 10's first 60 steps 4.089G -> 4.045G (sweep4 1.331G -> 1.286G; the pairs'
+ * places in the rows computed per block as it was written, rowsBuild cost 33M more: 4.104G) */
 static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, double *c) {
   cdV2 c01 = {dg[REC_G], dg[REC_G + 1]};
   double c2 = dg[REC_G + 2];
-#define BLOCK_C_ADD(blk)                                                                      \
-  do {                                                                                        \
-    const double *Bt = (blk)->v;                                                              \
-    const cdV2 *lj = (blk)->l;                                                                \
-    cdV2 b0, b1, b2;                                                                          \
-    memcpy(&b0, Bt, sizeof b0), memcpy(&b1, Bt + 2, sizeof b1), memcpy(&b2, Bt + 4, sizeof b2); \
-    c01 += b0 * lj[0] + b1 * lj[1] + b2 * lj[2];                                              \
-    c2 += Bt[6] * lj[0][0] + Bt[7] * lj[1][0] + Bt[8] * lj[2][0];                             \
-  } while (0)
-  const cdBgsBlock *b = rows->ptr[pos], *e = rows->ptr[pos + 1];
-  /* two blocks an iteration, in order (GCC leaves the loop rolled at -O2): 4.602G -> 4.583G */
-  for (; e - b >= 2; b += 2) {
-    BLOCK_C_ADD(b);
-    BLOCK_C_ADD(b + 1);
+  cdBgsPair *const *bp = &rows->ptr[2 * (size_t)pos];
+  const cdBgsPair *b = bp[0];
+  for (const cdBgsPair *e = bp[1]; b < e; b++) {
+    const cdV2 *la = b->l[0], *lb = b->l[1];
+    cdV2 s = b->r2[0] * (cdV2){la[0][0], lb[0][0]} + b->r2[1] * (cdV2){la[1][0], lb[1][0]} +
+             b->r2[2] * (cdV2){la[2][0], lb[2][0]};
+    c01 += b->v[0] * la[0] + b->v[1] * la[1] + b->v[2] * la[2];
+    c2 += s[0];
+    c01 += b->v[3] * lb[0] + b->v[4] * lb[1] + b->v[5] * lb[2];
+    c2 += s[1];
   }
-  if (b < e) BLOCK_C_ADD(b);
-#undef BLOCK_C_ADD
+  if (b < bp[2]) {
+    const cdV2 *la = b->l[0];
+    c01 += b->v[0] * la[0] + b->v[1] * la[1] + b->v[2] * la[2];
+    c2 += b->r2[0][0] * la[0][0] + b->r2[1][0] * la[1][0] + b->r2[2][0] * la[2][0];
+  }
   c[0] = c01[0], c[1] = c01[1], c[2] = c2;
 }
 
@@ -782,9 +870,12 @@ static inline void blockC(const cdBgsRows *rows, int pos, const double *dg, doub
  * lambda there alone: lam (3 ncon) is made from it where it is needed whole (the checks' product,
  * a stall test's clusters), and
  * lamd from lam or z wherever lambda changes outside the sweeps (lamdFromLam, lamdFromZ);
- * writing both in each block: S2 10's first 60 steps 5.647G -> 5.621G instructions */
+ * writing both in each block: S2 10's first 60 steps 5.647G -> 5.621G instructions. The three
+ * stores through one pointer to lambda_i (indexed by 3 i in int, GCC made two addresses from
+ * it in six instructions: 4.147G -> 4.129G) */
 static inline void lambdaPut(cdV2 *lamd, int i, double ln, double t1, double t2) {
-  lamd[3 * i] = (cdV2){ln, ln}, lamd[3 * i + 1] = (cdV2){t1, t1}, lamd[3 * i + 2] = (cdV2){t2, t2};
+  cdV2 *li = &lamd[3 * (size_t)i];
+  li[0] = (cdV2){ln, ln}, li[1] = (cdV2){t1, t1}, li[2] = (cdV2){t2, t2};
 }
 
 static void lamdFromLam(int nc, const double *lam, cdV2 *lamd) {
@@ -852,7 +943,7 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
   blockC(rows, pos, dg, c);
   double *za = &z[nc + 4 * (size_t)i], *zbeta = &z[(size_t)nc * 5 + (size_t)i];
   double zo[6] = {z[i], za[0], za[1], za[2], za[3], *zbeta}, zb[6], wi = dg[REC_WI];
-  blockSolve4(dg, D, c, vs, zo, zb, bw);
+  blockSolve4(dg, D, c, vs, zo, rows->wpos, zb, bw);
   double dz, d0 = fabs(zb[0] - zo[0]), d5 = fabs(zb[5] - zo[5]);
   if (rows->wpos) {
     /* wi times the largest change of the impulses: for a finite positive wi the product is
@@ -884,12 +975,16 @@ __attribute__((flatten)) static double sweepBlock4(const cdBgsRows *rows, int po
 /* one sweep of the rows for m = 4 and the unit axes, backwards or forwards; returns its
  * largest block step. A function of its own: inside cd_bgsSolve the loop's pointers and the
  * block's values were spilled and reloaded at every block (S2 10's first 60 steps 4.692G ->
- * 4.662G instructions) */
-__attribute__((noinline)) static double sweep4(const cdBgsRows *rows, const double *D, int nc, double vs, double *z,
-                                               cdV2 *lamd, void *bw, int backward) {
+ * 4.662G instructions). Flattened, so that sweepBlock4 and all it calls but blockSolveRest are
+ * written in whatever their size (edgeTry4) */
+__attribute__((noinline, flatten)) static double sweep4(const cdBgsRows *rows, const double *D, int nc, double vs,
+                                                        double *z, cdV2 *lamd, void *bw, int backward) {
   double step = 0.0;
-  for (int ii = 0; ii < rows->n; ii++) {
-    int pos = backward ? rows->n - 1 - ii : ii;
+  int n = rows->n, flip = -(backward != 0), base = n & flip;
+  for (int ii = 0; ii < n; ii++) {
+    /* n - 1 - ii backwards (~ii = -ii - 1), else ii: an xor and an add a block instead of the
+     * flag reloaded and a select (S2 10's first 60 steps 3.952G -> 3.948G) */
+    int pos = (ii ^ flip) + base;
     step = cd_lcpMax(step, sweepBlock4(rows, pos, D, nc, vs, z, lamd, bw));
   }
   return step;
@@ -912,48 +1007,55 @@ static void rowsBuild(const cdContactProblem *p, const int *order, const unsigne
   /* G's arrays and the rows' in locals (the stores of each block's pointer may alias their
    * fields, which were loaded again at every block), the blocks by a pointer, and each block's
    * rows 0 and 1 copied a pair of columns a store: 38 -> 33 instructions a block of G, S2 10's
-   * first 60 steps 4.248G -> 4.236G (the pairs alone, with the fields loaded again: 4.249G) */
-  const int *rowptr = p->G.rowptr, *col = p->G.col;
+   * first 60 steps 4.248G -> 4.236G (the pairs alone, with the fields loaded again: 4.249G).
+   * In cdBgsPair's pairs from the list of the kept blocks: cd_bgsSolve's own instructions (with
+   * rowsBuild) 92.7M -> 92.9M */
+  const int *rowptr = p->G.rowptr, *col = p->G.col, *gdiag = p->G.diag;
   const double *val = p->G.val, *rec = r->rec;
   double *diag = r->diag;
   int *con = r->con, nc = p->ncon;
-  cdBgsBlock **ptr = r->ptr, *bk = r->blk;
-  int n = 0;
+  cdBgsPair **ptr = r->ptr, *bk = r->blk;
+  int *kept = r->kept, n = 0;
   for (int q = 0; q < nc; q++) {
     int i = order ? order[q] : q;
     if (idle[i]) continue;
     memcpy(&diag[BLOCK_REC * (size_t)n], &rec[BLOCK_REC * (size_t)i], BLOCK_REC * sizeof *diag);
     con[n] = i;
-    ptr[n] = bk;
-    /* every block written at bk and bk moved past the kept ones (the diagonal's and the idle
-     * contacts' are overwritten): the test was a branch the CPU mispredicted (S2 10, 400
-     * steps: rowsBuild 5.1 -> 2.2 % of cd_bgsSolve's perf samples, for 21M more instructions
-     * over the first 60 steps) */
-    for (int t = rowptr[i], e = rowptr[i + 1]; t < e; t++) {
-      int j = col[t];
-      bk->l = &lamd[3 * (size_t)j];
-      const double *B = &val[9 * (size_t)t];
-      double *v = bk->v;
-      cdV2 b0 = {B[0], B[3]}, b1 = {B[1], B[4]}, b2 = {B[2], B[5]}, b6 = {B[6], B[7]};
-      memcpy(v, &b0, sizeof b0), memcpy(v + 2, &b1, sizeof b1), memcpy(v + 4, &b2, sizeof b2);
-      memcpy(v + 6, &b6, sizeof b6), v[8] = B[8];
-      bk += (j != i) & !idle[j];
+    /* the row's kept blocks listed first: every block's place written and the count moved past
+     * the kept ones (the test was a branch the CPU mispredicted: S2 10, 400 steps, rowsBuild 5.1
+     * -> 2.2 % of cd_bgsSolve's perf samples), then copied in pairs. The blocks left and right of
+     * the diagonal one (G.diag: every row has it) in two loops, instead of a test of j != i at
+     * each: cd_bgsSolve's own 92.9M -> 80.1M instructions, S2 10's first 60 steps 3.970G ->
+     * 3.957G */
+    int cnt = 0, d = gdiag[i];
+    for (int t = rowptr[i]; t < d; t++) {
+      kept[cnt] = t;
+      cnt += !idle[col[t]];
+    }
+    for (int t = d + 1, e = rowptr[i + 1]; t < e; t++) {
+      kept[cnt] = t;
+      cnt += !idle[col[t]];
+    }
+    ptr[2 * n] = bk;
+    for (int h = 0; h + 1 < cnt; h += 2, bk++) {
+      const double *A = &val[9 * (size_t)kept[h]], *B = &val[9 * (size_t)kept[h + 1]];
+      bk->v[0] = (cdV2){A[0], A[3]}, bk->v[1] = (cdV2){A[1], A[4]}, bk->v[2] = (cdV2){A[2], A[5]};
+      bk->v[3] = (cdV2){B[0], B[3]}, bk->v[4] = (cdV2){B[1], B[4]}, bk->v[5] = (cdV2){B[2], B[5]};
+      bk->r2[0] = (cdV2){A[6], B[6]}, bk->r2[1] = (cdV2){A[7], B[7]}, bk->r2[2] = (cdV2){A[8], B[8]};
+      bk->l[0] = &lamd[3 * (size_t)col[kept[h]]], bk->l[1] = &lamd[3 * (size_t)col[kept[h + 1]]];
+    }
+    ptr[2 * n + 1] = bk;
+    if (cnt & 1) {
+      const double *A = &val[9 * (size_t)kept[cnt - 1]];
+      bk->v[0] = (cdV2){A[0], A[3]}, bk->v[1] = (cdV2){A[1], A[4]}, bk->v[2] = (cdV2){A[2], A[5]};
+      bk->r2[0] = (cdV2){A[6], 0.0}, bk->r2[1] = (cdV2){A[7], 0.0}, bk->r2[2] = (cdV2){A[8], 0.0};
+      bk->l[0] = &lamd[3 * (size_t)col[kept[cnt - 1]]], bk->l[1] = NULL;
+      bk++;
     }
     n++;
   }
-  ptr[n] = bk;
+  ptr[2 * n] = bk;
   r->n = n;
-}
-
-/* the residual of one complementarity pair, |min(v, w)|: as fabs(max(-v, -w)) where wpos
- * (cd_lcpMax: one maxsd, where GCC compiled the min to a compare and a branch, taken at ~40 %
- * of the pairs). The two differ only in a zero's sign, which fabs drops, or where v or w is
- * NaN; with wi finite and positive (rowsRecords' wpos) and the contact's z and u finite neither
- * is (a product or a sum of two finite numbers is finite or infinite), and where one of those
- * is not finite contactResidual4's value is NaN either way (its finite test). S2 10's first 60
- * steps 4.236G -> 4.224G, sweepCheck 121.8M -> 109.6M with what it inlines */
-static inline double pairRes4(double v, double w, int wpos) {
-  return wpos ? fabs(cd_lcpMax(-v, -w)) : fabs(v < w ? v : w);
 }
 
 /* cd_lcpContactResidualOf for the unit axes (isAxes4): the same value (each pair's w is u_1, u_2,
@@ -983,6 +1085,17 @@ static inline double contactResidual4(int nc, const double *z, const double *u, 
   res = cd_lcpMax(res, v);
   double finite = 0.0 * (z[i] + sum + beta + u[0] + u[1] + u[2]);
   return finite == 0.0 ? res : NAN;
+}
+
+/* cd_lcpSlipSpeed for the unit axes, written out with D's entries as constants: the same
+ * products and maxima in the same order (GCC folds the products with +-1, which are exact, and
+ * keeps those with 0), where the loop over D loaded D at each term: sweepCheck with what it
+ * inlines 108.7M -> 104.0M instructions, S2 10's first 60 steps 3.957G -> 3.952G */
+static inline double slipSpeed4(double u1, double u2) {
+  double beta = cd_lcpMax(0.0, -(1.0 * u1 + 0.0 * u2));
+  beta = cd_lcpMax(beta, -(0.0 * u1 + 1.0 * u2));
+  beta = cd_lcpMax(beta, -(-1.0 * u1 + 0.0 * u2));
+  return cd_lcpMax(beta, -(0.0 * u1 + -1.0 * u2));
 }
 
 /* cd_lcpResidual of z, with lamd = lambda(z) (3 ncon pairs, lambdaPut), rec every
@@ -1018,7 +1131,7 @@ static double sweepCheck(const cdContactProblem *p, int m, const double *D, int 
       int sep = z[i] == 0.0 && ui[0] > margin && a[0] == 0.0 && a[1] == 0.0 && a[2] == 0.0 && a[3] == 0.0;
       moved |= idle[i] != sep;
       idle[i] = (unsigned char)sep;
-      if (sep) z[(size_t)nc * 5 + (size_t)i] = cd_lcpSlipSpeed(4, D, ui[1], ui[2]);
+      if (sep) z[(size_t)nc * 5 + (size_t)i] = slipSpeed4(ui[1], ui[2]);
       const double *ri = &rec[BLOCK_REC * (size_t)i];
       res = cd_lcpResidualMax(res, wpos ? contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU], 1)
                                         : contactResidual4(nc, z, ui, i, ri[REC_WI], ri[REC_MU], 0));
@@ -1226,8 +1339,11 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   void *sw = cd_malloc(cd_lcpSubspaceWorkSize(p, m));
   unsigned char *idle = cd_malloc((size_t)nc); /* (ncon) 1: left out of the sweeps (IDLE_MARGIN) */
   size_t nnzb = (size_t)p->G.rowptr[nc];
-  cdBgsRows rows = {0, cd_malloc((size_t)nc * sizeof(int)), cd_malloc(((size_t)nc + 1) * sizeof(cdBgsBlock *)),
-                    cd_malloc(2 * BLOCK_REC * (size_t)nc * sizeof(double) + nnzb * sizeof(cdBgsBlock)), NULL, NULL, 0};
+  /* the pairs: a row of k blocks of G takes at most (k + 1) / 2 (k / 2 with its diagonal
+   * block, which is not kept) */
+  size_t npair = (nnzb + (size_t)nc) / 2 + 1;
+  cdBgsRows rows = {0, cd_malloc(2 * (size_t)nc * sizeof(int)), cd_malloc((2 * (size_t)nc + 1) * sizeof(cdBgsPair *)), NULL,
+                    cd_malloc(2 * BLOCK_REC * (size_t)nc * sizeof(double) + npair * sizeof(cdBgsPair)), NULL, NULL, 0};
   double *zprev = cd_malloc((size_t)n * sizeof *zprev); /* (n) z at the last stall test (drift steps) */
   cdV2 *lamd = cd_malloc(3 * (size_t)nc * sizeof *lamd); /* (3 ncon) the current lambda's entries as pairs */
   if (!lam || !work || !best || !zb || !bw || !cw.loc || !cw.cres || !zsub || !sw || !idle || !rows.con || !rows.ptr ||
@@ -1246,7 +1362,8 @@ int cd_bgsSolve(const cdContactProblem *p, int m, const double *D, double *z, co
   for (int i = 0; i < nc; i++) cw.loc[i] = -1;
   memset(idle, 0, (size_t)nc);
   rows.rec = rows.diag + BLOCK_REC * (size_t)nc;
-  rows.blk = (cdBgsBlock *)(void *)(rows.rec + BLOCK_REC * (size_t)nc);
+  rows.blk = (cdBgsPair *)(void *)(rows.rec + BLOCK_REC * (size_t)nc);
+  rows.kept = rows.con + nc;
   rowsRecords(p, &rows);
   int rc = CD_OK, ref_sweep = 0, cluster_fails = 0, size = nc <= CLUSTER_WHOLE ? nc : CLUSTER_MAX;
   /* the next active-set try: at this residual, or after this many sweeps */
