@@ -851,44 +851,74 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
     return assembledKeep(s, p, n);
   }
   s->ka_valid = 0;
-  /* symmetric: K's upper triangle, column by column */
+  /* symmetric: K's upper triangle (the blocks of contacts i <= j in column block j), a block
+   * of G at a time as the whole K above, the same operations an entry (the diagonal block's
+   * rows up to its column only). Column by column, each block's product made for every
+   * column: the 20-cube stack's first step, assemble 196k instructions -> ?k */
+  const unsigned char *mode = s->mode, *turn = s->turn;
+  const int *off = s->off, *rowptr = G->rowptr, *gcol = G->col;
+  const double *sq = s->sq;
+  int *Kp = s->Kp, *Ki = s->Ki;
+  double *Kx = s->Kx;
   for (int j = 0; j < nc; j++) {
-    int rj = modeRows[s->mode[j]];
+    int rj = modeRows[mode[j]], oj = off[j], len = 0, ro = 0;
     if (!rj) continue;
+    for (int t = rowptr[j]; t < rowptr[j + 1] && gcol[t] < j; t++) len += modeRows[mode[gcol[t]]];
+    for (int col = 0; col < rj; col++) Kp[oj + col] = (int)e + col * len + col * (col + 1) / 2;
     const double *Bj = &s->B[9 * j];
-    for (int col = 0; col < rj; col++) {
-      int cidx = s->off[j] + col;
-      s->Kp[cidx] = (int)e;
-      for (int t = G->rowptr[j]; t < G->rowptr[j + 1]; t++) {
-        int i = G->col[t], ri = modeRows[s->mode[i]];
-        if (!ri) continue;
-        if (s->off[i] > cidx) break; /* rows ascending: nothing of the upper triangle left */
-        const double *Gt = &G->val[9 * (size_t)t]; /* G_ji; G_ij = G_ji^T */
-        /* T = G_ij B_j[:, col] */
-        const double *b = &Bj[3 * col];
-        double T[3], scale = s->sq[i] * s->sq[j];
-        T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
-        if (s->mode[i] == MODE_VERTEX) { /* C_i = n^T: the normal row only (most of a pile's) */
-          double v = scale * T[0];
-          if (s->off[i] == cidx) v += REG;
-          s->Ki[e] = s->off[i];
-          s->Kx[e] = v;
-          e++;
-          continue;
+    for (int t = rowptr[j]; t < rowptr[j + 1] && gcol[t] <= j; t++) {
+      int i = gcol[t], ri = modeRows[mode[i]], oi = off[i];
+      if (!ri) continue;
+      const double *Gt = &G->val[9 * (size_t)t], *Ci = &s->C[9 * i]; /* G_ji; G_ij = G_ji^T */
+      double scale = sq[i] * sq[j];
+      int diag = i == j, at = (int)e + ro; /* (at: the block's entries in column col) */
+      if (!diag && mode[i] == MODE_STICK && mode[j] == MODE_STICK) {
+        /* (B_i, B_j signed permutations: as the whole K's above; the block's rows all above
+         * the diagonal, three a column) */
+        const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
+        int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0;
+        for (int col = 0; col < 3; at += len + col + 1, col++) {
+          const double *gc = &Gt[3 * (Pj[col] & 3)];
+          double sc = Pj[col] < 0 ? -scale : scale, g1 = gc[i1], g2 = gc[i2];
+          int *ki = &Ki[at];
+          double *kx = &Kx[at];
+          kx[0] = sc * gc[0];
+          kx[1] = sc * (n1 ? -g1 : g1);
+          kx[2] = sc * (n2 ? -g2 : g2);
+          ki[0] = oi, ki[1] = oi + 1, ki[2] = oi + 2;
         }
-        for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
-        const double *Ci = &s->C[9 * i];
-        for (int a = 0; a < ri; a++) {
-          int row = s->off[i] + a;
-          if (row > cidx) break;
-          double v = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
-          if (row == cidx) v += REG;
-          s->Ki[e] = row;
-          s->Kx[e] = v;
-          e++;
-        }
+        ro += 3;
+        continue;
       }
+      int stick = mode[i] == MODE_STICK && mode[j] == MODE_STICK, vertex = mode[i] == MODE_VERTEX;
+      for (int col = 0; col < rj; at += len + col + 1, col++) {
+        int *ki = &Ki[at], nr = diag ? col + 1 : ri;
+        double *kx = &Kx[at], v[3];
+        if (stick) {
+          const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
+          const double *gc = &Gt[3 * (Pj[col] & 3)];
+          double sc = Pj[col] < 0 ? -scale : scale, g1 = gc[Pi[1] & 3], g2 = gc[Pi[2] & 3];
+          v[0] = sc * gc[0];
+          v[1] = sc * (Pi[1] < 0 ? -g1 : g1);
+          v[2] = sc * (Pi[2] < 0 ? -g2 : g2);
+        } else {
+          /* T = G_ij B_j[:, col] */
+          const double *b = &Bj[3 * col];
+          double T[3];
+          T[0] = Gt[0] * b[0] + Gt[3] * b[1] + Gt[6] * b[2];
+          if (vertex) { /* C_i = n^T: the normal row only (most of a pile's) */
+            v[0] = scale * T[0];
+          } else {
+            for (int a = 1; a < 3; a++) T[a] = Gt[a] * b[0] + Gt[3 + a] * b[1] + Gt[6 + a] * b[2];
+            for (int a = 0; a < nr; a++) v[a] = scale * (Ci[3 * a] * T[0] + Ci[3 * a + 1] * T[1] + Ci[3 * a + 2] * T[2]);
+          }
+        }
+        if (diag) v[col] += REG;
+        for (int a = 0; a < nr; a++) ki[a] = oi + a, kx[a] = v[a];
+      }
+      ro += ri;
     }
+    e += (size_t)rj * (size_t)len + (size_t)(rj * (rj + 1) / 2);
   }
   s->Kp[n] = (int)e;
   return 0;
@@ -1171,40 +1201,161 @@ static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b,
   return 0;
 }
 
-/* the fill-reducing order of the n unknowns into perm (n): AMD (cholmod_amd) on the graph of
- * the active contacts (G's block pattern among them), each contact's unknowns then kept
- * together; scr: ncon ints. 0 ok, 1 CHOLMOD failed */
-static int fillOrder(cdLcpNewton *s, const cdContactProblem *p, int *perm, int *scr) {
+/* CHOLMOD's symbolic factor of K (n unknowns, its upper triangle in Kp, Ki: assemble's) in a
+ * fill-reducing order, made here at the contacts' level: s->Ap gets the upper triangle of
+ * P K P^T (stype 1, rows ascending in each column), s->pinv each unknown's new index, s->pos
+ * where each entry of K sits in Ap, s->L an empty simplicial factor (natural order) with its
+ * column counts. K's blocks are dense (a contact's unknowns together, a block per block of G
+ * between two active contacts), so what CHOLMOD found from K's entries is the contacts' graph's:
+ * the order is AMD's on that graph (amd_2 on the graph cholmod_amd builds from it: each contact's
+ * neighbours ascending, the same elbow room and controls, so the same order), each contact's
+ * unknowns kept together; the permuted triangle is written block by block (a block's entries
+ * land together); and L's column counts come from the contacts' elimination tree: a contact's
+ * column of L holds its own later unknowns and every unknown of the contacts in its block
+ * column. The same Ap, pos and L as cholmod_amd, cd_cholmodPermuteUpper and
+ * cd_cholmodAnalyseAsIs made (compared entry by entry on S3 20 and S2 10), without CHOLMOD's
+ * scalar passes (its transposes, elimination tree and row and column counts over 240 unknowns on
+ * the 20-cube stack). 0 ok, 1 CHOLMOD failed (cc.status), -1 no memory */
+static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   const cdBlockMatrix *G = &p->G;
-  int nc = p->ncon, na = 0, ne = 0, *act = scr;
-  for (int i = 0; i < nc; i++) act[i] = modeRows[s->mode[i]] ? na++ : -1;
+  const int *rowptr = G->rowptr, *gcol = G->col, *off = s->off, *Kp = s->Kp;
+  int nc = p->ncon, nnzb = rowptr[nc];
+  size_t iwcap = (size_t)nnzb + (size_t)nnzb / 2 + (size_t)nc + 1;
+  int *w = cd_malloc((13 * (size_t)nc + 1 + 4 * (size_t)nnzb + iwcap) * sizeof(int));
+  if (!w) return -1;
+  int *act = w, *cpos = act + nc, *no = cpos + nc, *Pe = no + nc, *Len = Pe + nc, *Nv = Len + nc, *Next = Nv + nc;
+  int *Last = Next + nc, *Head = Last + nc, *Elen = Head + nc, *Degree = Elen + nc, *W = Degree + nc, *uptr = W + nc;
+  int *tt = uptr + nc + 1, *kpre = tt + nnzb, *apre = kpre + nnzb, *ulist = apre + nnzb, *Iw = ulist + nnzb;
+  const unsigned char *mode = s->mode;
+  /* the active contacts' graph as cholmod_amd has it (cholmod_copy of the strict upper
+   * triangle: each lower block of G in both columns, in this order) */
+  int na = 0, cnz = 0;
+  for (int i = 0; i < nc; i++) act[i] = modeRows[mode[i]] ? na++ : -1;
+  for (int a = 0; a < na; a++) Len[a] = 0;
   for (int j = 0; j < nc; j++)
     if (act[j] >= 0)
-      for (int t = G->rowptr[j]; t < G->rowptr[j + 1] && G->col[t] < j; t++) ne += act[G->col[t]] >= 0;
-  cholmod_sparse *B = cholmod_allocate_sparse((size_t)na, (size_t)na, (size_t)(ne > 0 ? ne : 1), 1, 1, 1,
-                                              CHOLMOD_PATTERN, &s->cc);
-  if (!B) return 1;
-  int *Bp = B->p, *Bi = B->i, e = 0;
-  for (int j = 0; j < nc; j++) {
-    if (act[j] < 0) continue;
-    Bp[act[j]] = e;
-    for (int t = G->rowptr[j]; t < G->rowptr[j + 1] && G->col[t] < j; t++)
-      if (act[G->col[t]] >= 0) Bi[e++] = act[G->col[t]];
+      for (int t = rowptr[j]; t < rowptr[j + 1] && gcol[t] < j; t++)
+        if (act[gcol[t]] >= 0) Len[act[j]]++, Len[act[gcol[t]]]++, cnz += 2;
+  for (int a = 0, e = 0; a < na; a++) Pe[a] = Nv[a] = e, e += Len[a];
+  for (int j = 0; j < nc; j++)
+    if (act[j] >= 0)
+      for (int t = rowptr[j]; t < rowptr[j + 1] && gcol[t] < j; t++) {
+        int i = act[gcol[t]];
+        if (i >= 0) Iw[Nv[act[j]]++] = i, Iw[Nv[i]++] = act[j];
+      }
+  double control[AMD_CONTROL], info[AMD_INFO];
+  control[AMD_DENSE] = s->cc.method[0].prune_dense, control[AMD_AGGRESSIVE] = s->cc.method[0].aggressive;
+  amd_2(na, Pe, Iw, Len, cnz + cnz / 2 + na, cnz, Nv, Next, Last, Head, Elen, Degree, W, control, info);
+  /* the contacts in that order (ord), their positions and first new unknowns */
+  int *con = Pe, *ord = Len, *rup = Degree; /* (rup: unknowns above a contact's diagonal block) */
+  for (int i = 0; i < nc; i++)
+    if (act[i] >= 0) con[act[i]] = i;
+  for (int i = 0; i < nc; i++) cpos[i] = -1;
+  for (int a = 0, k = 0; a < na; a++) {
+    int j = con[Last[a]], rj = modeRows[mode[j]];
+    ord[a] = j, cpos[j] = a, no[j] = k;
+    for (int u = 0; u < rj; u++) s->pinv[off[j] + u] = k + u;
+    k += rj;
   }
-  Bp[na] = e;
-  int *cperm = perm + (s->off[nc] - na), ok = cholmod_amd(B, NULL, 0, cperm, &s->cc); /* (n >= na) */
-  cholmod_free_sparse(&B, &s->cc);
-  if (!ok) return 1;
-  /* the active contacts' indices, then their unknowns in that order (written from the front,
-   * which never overtakes the contact list read at the back) */
-  for (int i = 0, a = 0; i < nc; i++)
-    if (act[i] >= 0) act[a++] = i;
-  int k = 0;
+  /* each block's transpose (G's block pattern is symmetric, columns ascending), its offset in
+   * K's column (kpre, blocks above the diagonal) and in Ap's (apre: the blocks of each column
+   * sorted by their contacts' new positions, in ulist) */
+  for (int i = 0; i < nc; i++) Nv[i] = rowptr[i];
+  for (int j = 0; j < nc; j++)
+    for (int t = rowptr[j]; t < rowptr[j + 1]; t++) tt[t] = Nv[gcol[t]]++;
+  for (int j = 0; j < nc; j++)
+    for (int t = rowptr[j], r = 0; t < rowptr[j + 1]; t++) kpre[t] = r, r += modeRows[mode[gcol[t]]];
+  int nu = 0;
   for (int a = 0; a < na; a++) {
-    int i = act[cperm[a]];
-    for (int r = s->off[i]; r < s->off[i + 1]; r++) perm[k++] = r;
+    int j = ord[a], r = 0;
+    uptr[a] = nu;
+    for (int t = rowptr[j]; t < rowptr[j + 1]; t++) {
+      int i = gcol[t], c = cpos[i];
+      if (i == j || c < 0 || c > a) continue;
+      int q = nu++;
+      for (; q > uptr[a] && cpos[gcol[ulist[q - 1]]] > c; q--) ulist[q] = ulist[q - 1];
+      ulist[q] = t;
+    }
+    for (int q = uptr[a]; q < nu; q++) apre[ulist[q]] = r, r += modeRows[mode[gcol[ulist[q]]]];
+    rup[a] = r;
   }
-  return 0;
+  uptr[na] = nu;
+  int nnz = Kp[n], rc = 1;
+  cholmod_free_sparse(&s->Ap, &s->cc);
+  if (!(s->Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, &s->cc))) goto done;
+  /* Ap's columns: a contact's first column its blocks' rows above the diagonal, then its own
+   * first unknown; each later column the same rows and one more of its own */
+  int *Bp = s->Ap->p, *Bi = s->Ap->i, e = 0;
+  for (int a = 0; a < na; a++) {
+    int j = ord[a], rj = modeRows[mode[j]], nj = no[j], r = rup[a], e0 = e;
+    for (int q = uptr[a]; q < uptr[a + 1]; q++) {
+      int i = gcol[ulist[q]], ni = no[i], ri = modeRows[mode[i]];
+      for (int u = 0; u < ri; u++) Bi[e + u] = ni + u;
+      e += ri;
+    }
+    Bp[nj] = e0;
+    Bi[e++] = nj;
+    for (int col = 1; col < rj; col++) {
+      Bp[nj + col] = e;
+      memcpy(&Bi[e], &Bi[e0], (size_t)r * sizeof *Bi);
+      for (int u = 0; u <= col; u++) Bi[e + r + u] = nj + u;
+      e += r + col + 1;
+    }
+  }
+  Bp[n] = e;
+  /* pos, block by block of K's upper triangle: a block above the diagonal in the new order
+   * too lands in the column of its own contact, else transposed in the other's */
+  int *pos = s->pos;
+  for (int j = 0; j < nc; j++) {
+    int rj = modeRows[mode[j]], oj = off[j], nj = no[j];
+    if (!rj) continue;
+    for (int t = rowptr[j]; t < rowptr[j + 1] && gcol[t] <= j; t++) {
+      int i = gcol[t], ri = modeRows[mode[i]], kp = kpre[t];
+      if (!ri) continue;
+      if (i == j) {
+        for (int col = 0, b = rup[cpos[j]]; col < rj; col++)
+          for (int u = 0, k = Kp[oj + col] + kp, d = Bp[nj + col] + b; u <= col; u++) pos[k + u] = d + u;
+      } else if (cpos[i] < cpos[j]) {
+        for (int col = 0, b = apre[t]; col < rj; col++)
+          for (int u = 0, k = Kp[oj + col] + kp, d = Bp[nj + col] + b; u < ri; u++) pos[k + u] = d + u;
+      } else {
+        int kc[3], b = apre[tt[t]], ni = no[i];
+        for (int col = 0; col < rj; col++) kc[col] = Kp[oj + col] + kp;
+        for (int u = 0; u < ri; u++) {
+          int d = Bp[ni + u] + b;
+          for (int col = 0; col < rj; col++) pos[kc[col] + u] = d + col;
+        }
+      }
+    }
+  }
+  /* the contacts' elimination tree (parent, with ancestor: Liu's algorithm on Ap's blocks
+   * above the diagonal), then each contact's unknowns below its diagonal block in L (cnt):
+   * row a of L's blocks is the tree's paths from the blocks above a's diagonal up to a */
+  int *parent = Nv, *anc = Next, *mark = Head, *cnt = Elen;
+  for (int a = 0; a < na; a++) {
+    parent[a] = anc[a] = mark[a] = -1, cnt[a] = 0;
+    for (int q = uptr[a]; q < uptr[a + 1]; q++)
+      for (int b = cpos[gcol[ulist[q]]], nx; b != -1 && b < a; b = nx) {
+        nx = anc[b], anc[b] = a;
+        if (nx == -1) parent[b] = a;
+      }
+  }
+  for (int a = 0; a < na; a++) {
+    int ra = modeRows[mode[ord[a]]];
+    mark[a] = a;
+    for (int q = uptr[a]; q < uptr[a + 1]; q++)
+      for (int b = cpos[gcol[ulist[q]]]; mark[b] != a; b = parent[b]) cnt[b] += ra, mark[b] = a;
+  }
+  if (!(s->L = cholmod_allocate_factor((size_t)n, &s->cc))) goto done;
+  int *count = s->L->ColCount;
+  for (int a = 0; a < na; a++) {
+    int j = ord[a], rj = modeRows[mode[j]];
+    for (int u = 0; u < rj; u++) count[no[j] + u] = rj - u + cnt[a];
+  }
+  rc = 0;
+done:
+  cd_free(w);
+  return rc;
 }
 
 /* the LU's order of K's unknowns, kept. A fresh one is AMD on K (amdOrder, klu_analyze's); the
@@ -1347,21 +1498,8 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     /* CHOLMOD gets K's upper triangle already in the fill-reducing order, analysed as it is
      * (cd_cholmodAnalyseAsIs): no permuted transposes in each factorization (on the 20-cube
      * stack they were a quarter of it) */
-    size_t scr = 3 * (size_t)nnz + (size_t)n + 1 + (size_t)p->ncon;
-    int *work = cd_malloc(((size_t)n + scr) * sizeof(int)), rc = 1;
-    if (!work || cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->pos, (size_t)nnz, sizeof(int))) {
-      cd_free(work);
-      return -1;
-    }
-    cholmod_sparse A;
-    memset(&A, 0, sizeof A);
-    A.nrow = A.ncol = (size_t)n;
-    A.p = s->Kp, A.i = s->Ki;
-    if (!fillOrder(s, p, work, work + n)) {
-      if (!cd_cholmodPermuteUpper(&A, work, s->pinv, s->pos, work + n, &s->Ap, &s->cc))
-        rc = (s->L = cd_cholmodAnalyseAsIs(s->Ap, &s->cc)) ? 0 : 1;
-    }
-    cd_free(work);
+    if (cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->pos, (size_t)nnz, sizeof(int))) return -1;
+    int rc = cholAnalyse(s, p, n);
     if (rc) return rc;
   } else if (kind == SYS_LU) {
     /* the LDU in the kept order where it is good enough, else in AMD's (klu_analyze's order,
