@@ -359,6 +359,12 @@ struct cdLcpNewton {
   cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) of Ap ... */
   cholmod_sparse *Ap; /* ... the upper triangle of P K P^T, P fill-reducing (cd_cholmodPermuteUpper) */
   int *pinv;          /* (pat_n) new index of each unknown under P */
+  /* L's rows as CHOLMOD's row factorization meets them (cholAnalyse, cholFactor): per contact in
+   * the fill-reducing order (fac_na) its first unknown and unknowns, and the contacts of each of
+   * its rows of L in the order met (fac_st, from fac_sp) */
+  int fac_na;
+  int *fac_no, *fac_r, *fac_sp, *fac_st;
+  double *fac_w;      /* (pat_n) zeros: the row being factored */
   int *pos;           /* (pat_nnz) where each entry of K sits in Ap */
   cholmod_dense *Bp;  /* (pat_n) a right side under P */
   cdSparseLdu *ldu;   /* K's LDU with diagonal pivots (unsymmetric systems, sparse_ldu.c) */
@@ -527,6 +533,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->cc_started) cholmod_finish(&s->cc);
   cd_sparseLduFree(s->ldu);
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
+  cd_free(s->fac_no), cd_free(s->fac_r), cd_free(s->fac_sp), cd_free(s->fac_st), cd_free(s->fac_w);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
   cd_free(s->mode), cd_free(s->turn), cd_free(s->lay_mode), cd_free(s->lay_kdir), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq), cd_free(s->wi);
@@ -1340,12 +1347,40 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
         if (nx == -1) parent[b] = a;
       }
   }
+  int nst = 0;
   for (int a = 0; a < na; a++) {
     int ra = modeRows[mode[ord[a]]];
     mark[a] = a;
     for (int q = uptr[a]; q < uptr[a + 1]; q++)
-      for (int b = cpos[gcol[ulist[q]]]; mark[b] != a; b = parent[b]) cnt[b] += ra, mark[b] = a;
+      for (int b = cpos[gcol[ulist[q]]]; mark[b] != a; b = parent[b]) cnt[b] += ra, mark[b] = a, nst++;
   }
+  /* the order cholmod_rowfac meets row (a, t) of L in (its SUBTREE: from each row of Ap's
+   * column (a, t), ascending, up the elimination tree to a node met already, each path put
+   * before the earlier ones): a block's unknowns are a chain (its diagonal block dense), a
+   * path from (c, 0) runs through all of c's to (parent of c, 0), and the first path ends
+   * in (a, 0 .. t-1); so row (a, t) meets the contacts' paths of row a (fac_st), each
+   * contact's unknowns ascending, then (a, 0 .. t-1) */
+  if (cd_grow(&s->fac_no, (size_t)na, sizeof(int)) || cd_grow(&s->fac_r, (size_t)na, sizeof(int)) ||
+      cd_grow(&s->fac_sp, (size_t)na + 1, sizeof(int)) || cd_grow(&s->fac_st, nst > 0 ? (size_t)nst : 1, sizeof(int)) ||
+      cd_grow(&s->fac_w, (size_t)n, sizeof(double))) {
+    cd_free(w);
+    return -1;
+  }
+  memset(s->fac_w, 0, (size_t)n * sizeof(double));
+  int *path = W, *stk = Last; /* (AMD's W and Last: free now) */
+  int q = 0;
+  for (int a = 0; a < na; a++) {
+    int top = na, stamp = na + a;
+    s->fac_no[a] = no[ord[a]], s->fac_r[a] = modeRows[mode[ord[a]]], s->fac_sp[a] = q;
+    for (int u = uptr[a]; u < uptr[a + 1]; u++) {
+      int len = 0;
+      for (int b = cpos[gcol[ulist[u]]]; b < a && mark[b] != stamp; b = parent[b]) path[len++] = b, mark[b] = stamp;
+      while (len > 0) stk[--top] = path[--len];
+    }
+    while (top < na) s->fac_st[q++] = stk[top++];
+  }
+  s->fac_sp[na] = q;
+  s->fac_na = na;
   if (!(s->L = cholmod_allocate_factor((size_t)n, &s->cc))) goto done;
   int *count = s->L->ColCount;
   for (int a = 0; a < na; a++) {
@@ -1545,6 +1580,79 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   return keepKey(s, p);
 }
 
+/* cholmod_factorize of Ap into s->L (n unknowns, analysed by cholAnalyse): its simplicial LDL'
+ * (cholmod_rowfac, row by row) with the same operations in the same order, each row's columns
+ * of L taken in the order cholAnalyse found (fac_st) instead of CHOLMOD's walk up the tree
+ * with its flags (the same L bit for bit, compared on S3 20 and the piles). 0 ok, 1 failed
+ * (out of memory, or a zero pivot: cc.status) */
+static int cholFactor(cdLcpNewton *s, int n) {
+  cholmod_factor *L = s->L;
+  if (L->xtype == CHOLMOD_PATTERN) {
+    /* L's columns laid out by its column counts, as cholmod_factorize has them (final_pack:
+     * without the room grow2 leaves for updates) */
+    size_t grow2 = s->cc.grow2;
+    s->cc.grow2 = 0;
+    int ok = cholmod_change_factor(CHOLMOD_REAL, 0, 0, 0, 1, L, &s->cc);
+    s->cc.grow2 = grow2;
+    if (!ok) return 1;
+  } else {
+    int *lnz = L->nz;
+    for (int k = 0; k < n; k++) lnz[k] = 1;
+  }
+  L->minor = (size_t)n;
+  const int *Ap = s->Ap->p, *Ai = s->Ap->i, *Lp = L->p, *no = s->fac_no, *nr = s->fac_r, *sp = s->fac_sp, *st = s->fac_st;
+  const double *Ax = s->Ap->x;
+  int *Li = L->i, *Lnz = L->nz;
+  double *Lx = L->x, *W = s->fac_w;
+  for (int a = 0; a < s->fac_na; a++) {
+    for (int k = no[a], ke = k + nr[a]; k < ke; k++) {
+      for (int p = Ap[k]; p < Ap[k + 1]; p++) W[Ai[p]] = Ax[p];
+      double dk = W[k] + 0.0; /* (rowfac's beta, 0) */
+      W[k] = 0.0;
+      /* the contacts of row a's paths, then a's own unknowns before k */
+      for (int q = sp[a]; q <= sp[a + 1]; q++) {
+        int i = q < sp[a + 1] ? no[st[q]] : no[a], ie = q < sp[a + 1] ? i + nr[st[q]] : k;
+        for (; i < ie; i++) {
+          double y = W[i];
+          W[i] = 0.0;
+          int p = Lp[i], pend = p + Lnz[i];
+          double di = Lx[p];
+          if (pend - p > 2 && Li[pend - 1] - Li[p + 1] == pend - p - 2) {
+            /* the column's rows below the diagonal one run (dense blocks: most columns),
+             * two a time lane by lane: the same operations. S3 20's first step, this loop
+             * 365k instructions -> ?k */
+            double *wr = &W[Li[p + 1]];
+            const double *lx = &Lx[p + 1];
+            int len = pend - p - 1, m = 0;
+            cdV2 y2 = {y, y};
+            for (; m + 1 < len; m += 2) {
+              cdV2 wv, lv;
+              memcpy(&wv, &wr[m], sizeof wv), memcpy(&lv, &lx[m], sizeof lv);
+              wv -= lv * y2;
+              memcpy(&wr[m], &wv, sizeof wv);
+            }
+            if (m < len) wr[m] -= lx[m] * y;
+          } else {
+            for (p++; p < pend; p++) W[Li[p]] -= Lx[p] * y;
+          }
+          double l = y / di;
+          dk -= l * y;
+          Li[pend] = k, Lx[pend] = l, Lnz[i]++;
+        }
+      }
+      Li[Lp[k]] = k;
+      if (dk == 0.0) { /* (not positive definite: rowfac's test for LDL') */
+        memset(W, 0, (size_t)n * sizeof *W);
+        L->minor = (size_t)k;
+        s->cc.status = CHOLMOD_NOT_POSDEF;
+        return 1;
+      }
+      Lx[Lp[k]] = dk;
+    }
+  }
+  return 0;
+}
+
 /* the numeric factorization of K + REG I (of H in the body form, with breg: n its size): K's
  * by the LDU, or by KLU in the LDU's order where the LDU's pivots fail (LDU_TOL; counted in
  * st->lu_fallbacks); 0 ok, 1 failed */
@@ -1557,7 +1665,7 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *
     double *x = s->Ap->x;
     for (int k = 0, nnz = s->Kp[n]; k < nnz; k++) x[s->pos[k]] = s->Kx[k];
     s->cc.status = CHOLMOD_OK;
-    if (!cholmod_factorize(s->Ap, s->L, &s->cc) || s->cc.status != CHOLMOD_OK) return 1;
+    if (cholFactor(s, n)) return 1;
     s->numeric = 1;
     return 0;
   }
