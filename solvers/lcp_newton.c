@@ -1580,11 +1580,81 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   return keepKey(s, p);
 }
 
+/* one column i of L in row k of the LDL' (cholmod_rowfac's step): W's rows below i less
+ * L(:, i) y, y = W[i]; L(k, i) = y / D(i) appended to the column, *dk less L(k, i) y. A column's
+ * rows below the diagonal in one run (dense blocks: most columns) are taken two lanes a time,
+ * the same operations */
+static inline void cholColumn(double *W, const int *Lp, int *Li, int *Lnz, double *Lx, int i, int k, double *dk) {
+  double y = W[i];
+  W[i] = 0.0;
+  int p = Lp[i], pend = p + Lnz[i];
+  double di = Lx[p];
+  if (pend - p > 2 && Li[pend - 1] - Li[p + 1] == pend - p - 2) {
+    double *wr = &W[Li[p + 1]];
+    const double *lx = &Lx[p + 1];
+    int len = pend - p - 1, m = 0;
+    cdV2 y2 = {y, y};
+    for (; m + 1 < len; m += 2) {
+      cdV2 wv, lv;
+      memcpy(&wv, &wr[m], sizeof wv), memcpy(&lv, &lx[m], sizeof lv);
+      wv -= lv * y2;
+      memcpy(&wr[m], &wv, sizeof wv);
+    }
+    if (m < len) wr[m] -= lx[m] * y;
+  } else {
+    for (p++; p < pend; p++) W[Li[p]] -= Lx[p] * y;
+  }
+  double l = y / di;
+  *dk -= l * y;
+  Li[pend] = k, Lx[pend] = l, Lnz[i]++;
+}
+
+/* cholColumn for the three columns c, c + 1, c + 2 of a contact's dense block at once: each
+ * column's rows in the block first (the next column's y needs them), then the rows below the
+ * block, which the three columns share, each row less the three columns' terms in their order
+ * (the same operations on each entry of W, one pass over the rows instead of three) */
+static inline void cholBlock3(double *W, const int *Lp, int *Li, int *Lnz, double *Lx, int c, int k, double *dk) {
+  int p0 = Lp[c], p1 = Lp[c + 1], p2 = Lp[c + 2], nb = Lnz[c + 2] - 1; /* (rows below the block) */
+  double y0 = W[c];
+  W[c] = 0.0;
+  W[c + 1] -= Lx[p0 + 1] * y0;
+  W[c + 2] -= Lx[p0 + 2] * y0;
+  double l0 = y0 / Lx[p0];
+  *dk -= l0 * y0;
+  double y1 = W[c + 1];
+  W[c + 1] = 0.0;
+  W[c + 2] -= Lx[p1 + 1] * y1;
+  double l1 = y1 / Lx[p1];
+  *dk -= l1 * y1;
+  double y2 = W[c + 2];
+  W[c + 2] = 0.0;
+  double l2 = y2 / Lx[p2];
+  *dk -= l2 * y2;
+  const double *x0 = &Lx[p0 + 3], *x1 = &Lx[p1 + 2], *x2 = &Lx[p2 + 1];
+  const int *ri = &Li[p2 + 1];
+  int m = 0;
+  if (nb > 1 && ri[nb - 1] - ri[0] == nb - 1) {
+    double *wr = &W[ri[0]];
+    cdV2 v0 = {y0, y0}, v1 = {y1, y1}, v2 = {y2, y2};
+    for (; m + 1 < nb; m += 2) {
+      cdV2 wv, a0, a1, a2;
+      memcpy(&wv, &wr[m], sizeof wv), memcpy(&a0, &x0[m], sizeof a0), memcpy(&a1, &x1[m], sizeof a1),
+          memcpy(&a2, &x2[m], sizeof a2);
+      wv = wv - a0 * v0 - a1 * v1 - a2 * v2;
+      memcpy(&wr[m], &wv, sizeof wv);
+    }
+  }
+  for (; m < nb; m++) W[ri[m]] = W[ri[m]] - x0[m] * y0 - x1[m] * y1 - x2[m] * y2;
+  Li[p0 + 3 + nb] = k, Lx[p0 + 3 + nb] = l0, Lnz[c]++;
+  Li[p1 + 2 + nb] = k, Lx[p1 + 2 + nb] = l1, Lnz[c + 1]++;
+  Li[p2 + 1 + nb] = k, Lx[p2 + 1 + nb] = l2, Lnz[c + 2]++;
+}
+
 /* cholmod_factorize of Ap into s->L (n unknowns, analysed by cholAnalyse): its simplicial LDL'
- * (cholmod_rowfac, row by row) with the same operations in the same order, each row's columns
- * of L taken in the order cholAnalyse found (fac_st) instead of CHOLMOD's walk up the tree
- * with its flags (the same L bit for bit, compared on S3 20 and the piles). 0 ok, 1 failed
- * (out of memory, or a zero pivot: cc.status) */
+ * (cholmod_rowfac, row by row) with the same operations on each entry in the same order, each
+ * row's columns of L taken in the order cholAnalyse found (fac_st) instead of CHOLMOD's walk up
+ * the tree with its flags (the same L bit for bit, compared on S3 20 and the piles). 0 ok, 1
+ * failed (out of memory, or a zero pivot: cc.status) */
 static int cholFactor(cdLcpNewton *s, int n) {
   cholmod_factor *L = s->L;
   if (L->xtype == CHOLMOD_PATTERN) {
@@ -1610,36 +1680,15 @@ static int cholFactor(cdLcpNewton *s, int n) {
       double dk = W[k] + 0.0; /* (rowfac's beta, 0) */
       W[k] = 0.0;
       /* the contacts of row a's paths, then a's own unknowns before k */
-      for (int q = sp[a]; q <= sp[a + 1]; q++) {
-        int i = q < sp[a + 1] ? no[st[q]] : no[a], ie = q < sp[a + 1] ? i + nr[st[q]] : k;
-        for (; i < ie; i++) {
-          double y = W[i];
-          W[i] = 0.0;
-          int p = Lp[i], pend = p + Lnz[i];
-          double di = Lx[p];
-          if (pend - p > 2 && Li[pend - 1] - Li[p + 1] == pend - p - 2) {
-            /* the column's rows below the diagonal one run (dense blocks: most columns),
-             * two a time lane by lane: the same operations. S3 20's first step, this loop
-             * 365k instructions -> ?k */
-            double *wr = &W[Li[p + 1]];
-            const double *lx = &Lx[p + 1];
-            int len = pend - p - 1, m = 0;
-            cdV2 y2 = {y, y};
-            for (; m + 1 < len; m += 2) {
-              cdV2 wv, lv;
-              memcpy(&wv, &wr[m], sizeof wv), memcpy(&lv, &lx[m], sizeof lv);
-              wv -= lv * y2;
-              memcpy(&wr[m], &wv, sizeof wv);
-            }
-            if (m < len) wr[m] -= lx[m] * y;
-          } else {
-            for (p++; p < pend; p++) W[Li[p]] -= Lx[p] * y;
-          }
-          double l = y / di;
-          dk -= l * y;
-          Li[pend] = k, Lx[pend] = l, Lnz[i]++;
+      for (int q = sp[a]; q < sp[a + 1]; q++) {
+        int c = no[st[q]], r = nr[st[q]];
+        if (r == 3) {
+          cholBlock3(W, Lp, Li, Lnz, Lx, c, k, &dk);
+        } else {
+          for (int i = c; i < c + r; i++) cholColumn(W, Lp, Li, Lnz, Lx, i, k, &dk);
         }
       }
+      for (int i = no[a]; i < k; i++) cholColumn(W, Lp, Li, Lnz, Lx, i, k, &dk);
       Li[Lp[k]] = k;
       if (dk == 0.0) { /* (not positive definite: rowfac's test for LDL') */
         memset(W, 0, (size_t)n * sizeof *W);
