@@ -357,7 +357,7 @@ struct cdLcpNewton {
   cholmod_common cc;
   int cc_started;
   cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) of Ap ... */
-  cholmod_sparse *Ap; /* ... the upper triangle of P K P^T, P fill-reducing (cd_cholmodPermuteUpper) */
+  cholmod_sparse *Ap; /* ... the pattern of the upper triangle of P K P^T, P fill-reducing (cholAnalyse) */
   int *pinv;          /* (pat_n) new index of each unknown under P */
   /* L's rows as CHOLMOD's row factorization meets them (cholAnalyse, cholFactor): per contact in
    * the fill-reducing order (fac_na) its first unknown and unknowns, and the contacts of each of
@@ -365,7 +365,7 @@ struct cdLcpNewton {
   int fac_na;
   int *fac_no, *fac_r, *fac_sp, *fac_st;
   double *fac_w;      /* (pat_n) zeros: the row being factored */
-  int *pos;           /* (pat_nnz) where each entry of K sits in Ap */
+  int *kfrom;         /* (pat_nnz) the entry of K each entry of Ap is */
   cholmod_dense *Bp;  /* (pat_n) a right side under P */
   cdSparseLdu *ldu;   /* K's LDU with diagonal pivots (unsymmetric systems, sparse_ldu.c) */
   int lu_klu;         /* 1: K's factorization held is KLU's (the LDU's pivots failed) */
@@ -532,7 +532,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
   if (s->cc_started) cholmod_finish(&s->cc);
   cd_sparseLduFree(s->ldu);
-  cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->pos);
+  cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->kfrom);
   cd_free(s->fac_no), cd_free(s->fac_r), cd_free(s->fac_sp), cd_free(s->fac_st), cd_free(s->fac_w);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
@@ -1289,7 +1289,7 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   uptr[na] = nu;
   int nnz = Kp[n], rc = 1;
   cholmod_free_sparse(&s->Ap, &s->cc);
-  if (!(s->Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, &s->cc))) goto done;
+  if (!(s->Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_PATTERN, &s->cc))) goto done;
   /* Ap's columns: a contact's first column its blocks' rows above the diagonal, then its own
    * first unknown; each later column the same rows and one more of its own */
   int *Bp = s->Ap->p, *Bi = s->Ap->i, e = 0;
@@ -1310,9 +1310,9 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
     }
   }
   Bp[n] = e;
-  /* pos, block by block of K's upper triangle: a block above the diagonal in the new order
+  /* kfrom, block by block of K's upper triangle: a block above the diagonal in the new order
    * too lands in the column of its own contact, else transposed in the other's */
-  int *pos = s->pos;
+  int *kfrom = s->kfrom;
   for (int j = 0; j < nc; j++) {
     int rj = modeRows[mode[j]], oj = off[j], nj = no[j];
     if (!rj) continue;
@@ -1321,16 +1321,16 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
       if (!ri) continue;
       if (i == j) {
         for (int col = 0, b = rup[cpos[j]]; col < rj; col++)
-          for (int u = 0, k = Kp[oj + col] + kp, d = Bp[nj + col] + b; u <= col; u++) pos[k + u] = d + u;
+          for (int u = 0, k = Kp[oj + col] + kp, d = Bp[nj + col] + b; u <= col; u++) kfrom[d + u] = k + u;
       } else if (cpos[i] < cpos[j]) {
         for (int col = 0, b = apre[t]; col < rj; col++)
-          for (int u = 0, k = Kp[oj + col] + kp, d = Bp[nj + col] + b; u < ri; u++) pos[k + u] = d + u;
+          for (int u = 0, k = Kp[oj + col] + kp, d = Bp[nj + col] + b; u < ri; u++) kfrom[d + u] = k + u;
       } else {
         int kc[3], b = apre[tt[t]], ni = no[i];
         for (int col = 0; col < rj; col++) kc[col] = Kp[oj + col] + kp;
         for (int u = 0; u < ri; u++) {
           int d = Bp[ni + u] + b;
-          for (int col = 0; col < rj; col++) pos[kc[col] + u] = d + col;
+          for (int col = 0; col < rj; col++) kfrom[d + col] = kc[col] + u;
         }
       }
     }
@@ -1533,7 +1533,7 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     /* CHOLMOD gets K's upper triangle already in the fill-reducing order, analysed as it is
      * (cd_cholmodAnalyseAsIs): no permuted transposes in each factorization (on the 20-cube
      * stack they were a quarter of it) */
-    if (cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->pos, (size_t)nnz, sizeof(int))) return -1;
+    if (cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->kfrom, (size_t)nnz, sizeof(int))) return -1;
     int rc = cholAnalyse(s, p, n);
     if (rc) return rc;
   } else if (kind == SYS_LU) {
@@ -1671,12 +1671,13 @@ static int cholFactor(cdLcpNewton *s, int n) {
   }
   L->minor = (size_t)n;
   const int *Ap = s->Ap->p, *Ai = s->Ap->i, *Lp = L->p, *no = s->fac_no, *nr = s->fac_r, *sp = s->fac_sp, *st = s->fac_st;
-  const double *Ax = s->Ap->x;
+  const int *kfrom = s->kfrom;
+  const double *Kx = s->Kx;
   int *Li = L->i, *Lnz = L->nz;
   double *Lx = L->x, *W = s->fac_w;
   for (int a = 0; a < s->fac_na; a++) {
     for (int k = no[a], ke = k + nr[a]; k < ke; k++) {
-      for (int p = Ap[k]; p < Ap[k + 1]; p++) W[Ai[p]] = Ax[p];
+      for (int p = Ap[k]; p < Ap[k + 1]; p++) W[Ai[p]] = Kx[kfrom[p]];
       double dk = W[k] + 0.0; /* (rowfac's beta, 0) */
       W[k] = 0.0;
       /* the contacts of row a's paths, then a's own unknowns before k */
@@ -1711,8 +1712,6 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *
   s->lu_klu = 0;
   s->freg = kind == SYS_BODY ? s->breg : REG;
   if (kind == SYS_CHOL) {
-    double *x = s->Ap->x;
-    for (int k = 0, nnz = s->Kp[n]; k < nnz; k++) x[s->pos[k]] = s->Kx[k];
     s->cc.status = CHOLMOD_OK;
     if (cholFactor(s, n)) return 1;
     s->numeric = 1;
