@@ -357,7 +357,8 @@ struct cdLcpNewton {
   cholmod_common cc;
   int cc_started;
   cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) of Ap ... */
-  cholmod_sparse *Ap; /* ... the pattern of the upper triangle of P K P^T, P fill-reducing (cholAnalyse) */
+  int *ap_p, *ap_i;   /* ... the pattern of the upper triangle of P K P^T (pat_n + 1, pat_nnz: rows ascending
+                         in each column), P fill-reducing (cholAnalyse) */
   int *pinv;          /* (pat_n) new index of each unknown under P */
   /* L's rows as CHOLMOD's row factorization meets them (cholAnalyse, cholFactor): per contact in
    * the fill-reducing order (fac_na) its first unknown and unknowns, and the contacts of each of
@@ -515,7 +516,6 @@ void cd_lcpNewtonForget(cdLcpNewton *s) { s->nseen = 0, s->escaped = 0; }
 
 static void dropAnalysis(cdLcpNewton *s) {
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
-  if (s->Ap) cholmod_free_sparse(&s->Ap, &s->cc);
   if (s->knum) klu_free_numeric(&s->knum, &s->kc);
   if (s->ksym) klu_free_symbolic(&s->ksym, &s->kc);
   s->pat_sym = -1;
@@ -532,7 +532,7 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (s->Bp) cholmod_free_dense(&s->Bp, &s->cc);
   if (s->cc_started) cholmod_finish(&s->cc);
   cd_sparseLduFree(s->ldu);
-  cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->kfrom);
+  cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->kfrom), cd_free(s->ap_p), cd_free(s->ap_i);
   cd_free(s->fac_no), cd_free(s->fac_r), cd_free(s->fac_sp), cd_free(s->fac_st), cd_free(s->fac_w);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
@@ -1288,11 +1288,13 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   }
   uptr[na] = nu;
   int nnz = Kp[n], rc = 1;
-  cholmod_free_sparse(&s->Ap, &s->cc);
-  if (!(s->Ap = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_PATTERN, &s->cc))) goto done;
+  if (cd_grow(&s->ap_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->ap_i, (size_t)nnz, sizeof(int))) {
+    rc = -1;
+    goto done;
+  }
   /* Ap's columns: a contact's first column its blocks' rows above the diagonal, then its own
    * first unknown; each later column the same rows and one more of its own */
-  int *Bp = s->Ap->p, *Bi = s->Ap->i, e = 0;
+  int *Bp = s->ap_p, *Bi = s->ap_i, e = 0;
   for (int a = 0; a < na; a++) {
     int j = ord[a], rj = modeRows[mode[j]], nj = no[j], r = rup[a], e0 = e;
     for (int q = uptr[a]; q < uptr[a + 1]; q++) {
@@ -1670,7 +1672,7 @@ static int cholFactor(cdLcpNewton *s, int n) {
     for (int k = 0; k < n; k++) lnz[k] = 1;
   }
   L->minor = (size_t)n;
-  const int *Ap = s->Ap->p, *Ai = s->Ap->i, *Lp = L->p, *no = s->fac_no, *nr = s->fac_r, *sp = s->fac_sp, *st = s->fac_st;
+  const int *Ap = s->ap_p, *Ai = s->ap_i, *Lp = L->p, *no = s->fac_no, *nr = s->fac_r, *sp = s->fac_sp, *st = s->fac_st;
   const int *kfrom = s->kfrom;
   const double *Kx = s->Kx;
   int *Li = L->i, *Lnz = L->nz;
