@@ -20,10 +20,10 @@
  * solved in units where impulses are velocities: rows and columns of contact i scaled by
  * sqrt(meff_i), so that K's normal diagonal is 1 whatever the masses (the residual's units,
  * problem.h). K is symmetric positive semidefinite when every active contact sticks (or has
- * mu = 0): CHOLMOD, handed the upper triangle already in a fill-reducing order (AMD on the
- * active contacts' graph, each contact's unknowns together) and analysed in that order,
- * simplicial, so that no factorization transposes it (cd_cholmodPermuteUpper, shared with
- * ccp_hessian.c); sliding makes it unsymmetric: an LDU with the diagonal as pivots on K's
+ * mu = 0): CHOLMOD's simplicial LDL' in a fill-reducing order (AMD on the active contacts'
+ * graph, each contact's unknowns together), its analysis and its row factorization made here
+ * at the contacts' level with the same results bit for bit (cholAnalyse, cholFactor), its
+ * solves CHOLMOD's; sliding makes it unsymmetric: an LDU with the diagonal as pivots on K's
  * symmetric pattern (sparse_ldu.c: elimination tree and L's pattern once per pattern, an
  * up-looking numeric factorization whose inner loop updates both triangular solves with one
  * index), taken while every multiplier of L and U is at most 1 / LDU_TOL; where one is not,
@@ -861,7 +861,8 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
   /* symmetric: K's upper triangle (the blocks of contacts i <= j in column block j), a block
    * of G at a time as the whole K above, the same operations an entry (the diagonal block's
    * rows up to its column only). Column by column, each block's product made for every
-   * column: the 20-cube stack's first step, assemble 196k instructions -> ?k */
+   * column: the 20-cube stack's first step, assemble 196k instructions -> 116k, the same
+   * values (h5same: S3 20, the ten piles) */
   const unsigned char *mode = s->mode, *turn = s->turn;
   const int *off = s->off, *rowptr = G->rowptr, *gcol = G->col;
   const double *sq = s->sq;
@@ -1209,20 +1210,24 @@ static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b,
 }
 
 /* CHOLMOD's symbolic factor of K (n unknowns, its upper triangle in Kp, Ki: assemble's) in a
- * fill-reducing order, made here at the contacts' level: s->Ap gets the upper triangle of
- * P K P^T (stype 1, rows ascending in each column), s->pinv each unknown's new index, s->pos
- * where each entry of K sits in Ap, s->L an empty simplicial factor (natural order) with its
- * column counts. K's blocks are dense (a contact's unknowns together, a block per block of G
+ * fill-reducing order, made here at the contacts' level: s->ap_p, ap_i get the pattern of the
+ * upper triangle of P K P^T (rows ascending in each column), s->pinv each unknown's new index,
+ * s->kfrom the entry of K each of its entries is, s->L an empty simplicial factor (natural
+ * order) with its column counts, and s->fac_* the order cholFactor takes L's columns in. K's blocks are dense (a contact's unknowns together, a block per block of G
  * between two active contacts), so what CHOLMOD found from K's entries is the contacts' graph's:
  * the order is AMD's on that graph (amd_2 on the graph cholmod_amd builds from it: each contact's
  * neighbours ascending, the same elbow room and controls, so the same order), each contact's
  * unknowns kept together; the permuted triangle is written block by block (a block's entries
  * land together); and L's column counts come from the contacts' elimination tree: a contact's
  * column of L holds its own later unknowns and every unknown of the contacts in its block
- * column. The same Ap, pos and L as cholmod_amd, cd_cholmodPermuteUpper and
- * cd_cholmodAnalyseAsIs made (compared entry by entry on S3 20 and S2 10), without CHOLMOD's
- * scalar passes (its transposes, elimination tree and row and column counts over 240 unknowns on
- * the 20-cube stack). 0 ok, 1 CHOLMOD failed (cc.status), -1 no memory */
+ * column. The same order, triangle and L as cholmod_amd, cd_cholmodPermuteUpper and
+ * cd_cholmodAnalyseAsIs made (ccp_hessian.c; compared entry by entry in the 209 analyses of
+ * make test, S3 20 and the ten piles), without CHOLMOD's scalar passes (its copies and
+ * transposes, elimination tree, postorder and row and column counts over 240 unknowns on the
+ * 20-cube stack). S3 20's first step: cholmod_amd, cd_cholmodPermuteUpper and cholmod_analyze
+ * 0.66M instructions -> 0.19M here (amd_2 0.04M of it), the step 2.62M -> 2.10M with the
+ * assembly below; its wall time 0.50 -> 0.45 ms (medians of 15 runs alternating, shared
+ * machine). 0 ok, 1 CHOLMOD failed (cc.status), -1 no memory */
 static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   const cdBlockMatrix *G = &p->G;
   const int *rowptr = G->rowptr, *gcol = G->col, *off = s->off, *Kp = s->Kp;
@@ -1532,9 +1537,9 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   dropAnalysis(s);
   st->analyses++;
   if (sym) {
-    /* CHOLMOD gets K's upper triangle already in the fill-reducing order, analysed as it is
-     * (cd_cholmodAnalyseAsIs): no permuted transposes in each factorization (on the 20-cube
-     * stack they were a quarter of it) */
+    /* K's upper triangle in the fill-reducing order, factored as it is (cholAnalyse): no
+     * permuted transposes in each factorization (on the 20-cube stack they were a quarter of
+     * CHOLMOD's) */
     if (cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->kfrom, (size_t)nnz, sizeof(int))) return -1;
     int rc = cholAnalyse(s, p, n);
     if (rc) return rc;
@@ -1585,7 +1590,7 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
 /* one column i of L in row k of the LDL' (cholmod_rowfac's step): W's rows below i less
  * L(:, i) y, y = W[i]; L(k, i) = y / D(i) appended to the column, *dk less L(k, i) y. A column's
  * rows below the diagonal in one run (dense blocks: most columns) are taken two lanes a time,
- * the same operations */
+ * the same operations (S3 20's first step: that loop 365k instructions -> 243k) */
 static inline void cholColumn(double *W, const int *Lp, int *Li, int *Lnz, double *Lx, int i, int k, double *dk) {
   double y = W[i];
   W[i] = 0.0;
@@ -1652,11 +1657,16 @@ static inline void cholBlock3(double *W, const int *Lp, int *Li, int *Lnz, doubl
   Li[p2 + 1 + nb] = k, Lx[p2 + 1 + nb] = l2, Lnz[c + 2]++;
 }
 
-/* cholmod_factorize of Ap into s->L (n unknowns, analysed by cholAnalyse): its simplicial LDL'
- * (cholmod_rowfac, row by row) with the same operations on each entry in the same order, each
- * row's columns of L taken in the order cholAnalyse found (fac_st) instead of CHOLMOD's walk up
- * the tree with its flags (the same L bit for bit, compared on S3 20 and the piles). 0 ok, 1
- * failed (out of memory, or a zero pivot: cc.status) */
+/* cholmod_factorize of P K P^T into s->L (n unknowns, analysed by cholAnalyse): its simplicial
+ * LDL' (cholmod_rowfac, row by row) with the same operations on each entry in the same order,
+ * each row's columns of L taken in the order cholAnalyse found (fac_st) instead of CHOLMOD's
+ * walk up the tree with its flags, K's values read through kfrom (no copy of them in the
+ * permuted order). The same L bit for bit (every column's rows and values compared with
+ * cholmod_factorize's in the 179 factorizations of make test, many with fill, and all of S3 20,
+ * the ten piles and a lattice of spheres, with fill). S3 20's first step: the factorization
+ * 824k instructions -> 535k (cholColumn alone), -> 341k (cholBlock3), -> 315k (kfrom); the
+ * step's wall time 0.45 -> 0.35 ms (medians of 15 runs alternating, shared machine; cholBlock3
+ * and kfrom no change there). 0 ok, 1 failed (out of memory, or a zero pivot: cc.status) */
 static int cholFactor(cdLcpNewton *s, int n) {
   cholmod_factor *L = s->L;
   if (L->xtype == CHOLMOD_PATTERN) {
