@@ -247,7 +247,6 @@
  */
 #include "lcp_newton.h"
 
-#include <cholmod.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,7 +255,6 @@
 
 #include "alloc.h"
 #include "backend.h"
-#include "ccp_hessian.h"
 #include "lcp.h"
 #include "lcp_bgs.h"
 #include "linalg.h"
@@ -354,9 +352,11 @@ typedef struct cdViolator {
 } cdViolator;
 
 struct cdLcpNewton {
-  cholmod_common cc;
-  int cc_started;
-  cholmod_factor *L;  /* CHOLMOD's analysis and factor (symmetric systems) of Ap ... */
+  /* the symmetric K's LDL' in a fill-reducing order P, laid out as CHOLMOD's simplicial
+   * factor (cholAnalyse, cholFactor, cholSolve): column j of L in l_i, l_x from l_p[j], its
+   * diagonal entry D(j) first, l_nz[j] entries; of Ap ... */
+  int *l_p, *l_i, *l_nz;
+  double *l_x;
   int *ap_p, *ap_i;   /* ... the pattern of the upper triangle of P K P^T (pat_n + 1, pat_nnz: rows ascending
                          in each column), P fill-reducing (cholAnalyse) */
   int *pinv;          /* (pat_n) new index of each unknown under P */
@@ -486,13 +486,6 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
   cdLcpNewton *s = cd_calloc(1, sizeof *s);
   if (!s) return NULL;
   cd_linalgInit();
-  if (!cholmod_start(&s->cc)) {
-    cd_free(s);
-    return NULL;
-  }
-  s->cc_started = 1;
-  s->cc.print = 0;
-  s->cc.quick_return_if_not_posdef = 1;
   klu_defaults(&s->kc);
   if (!(s->ldu = cd_sparseLduMake())) {
     cd_lcpNewtonFree(s);
@@ -513,7 +506,6 @@ cdLcpNewton *cd_lcpNewtonMake(void) {
 void cd_lcpNewtonForget(cdLcpNewton *s) { s->nseen = 0, s->escaped = 0; }
 
 static void dropAnalysis(cdLcpNewton *s) {
-  if (s->L) cholmod_free_factor(&s->L, &s->cc);
   if (s->knum) klu_free_numeric(&s->knum, &s->kc);
   if (s->ksym) klu_free_symbolic(&s->ksym, &s->kc);
   s->pat_sym = -1;
@@ -524,10 +516,10 @@ static void dropAnalysis(cdLcpNewton *s) {
 void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (!s) return;
   dropAnalysis(s);
-  if (s->cc_started) cholmod_finish(&s->cc);
   cd_sparseLduFree(s->ldu);
   cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->kfrom), cd_free(s->ap_p), cd_free(s->ap_i);
   cd_free(s->fac_no), cd_free(s->fac_r), cd_free(s->fac_sp), cd_free(s->fac_st), cd_free(s->fac_w), cd_free(s->fac_y);
+  cd_free(s->l_p), cd_free(s->l_i), cd_free(s->l_nz), cd_free(s->l_x);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
   cd_free(s->mode), cd_free(s->turn), cd_free(s->lay_mode), cd_free(s->lay_kdir), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq), cd_free(s->wi);
@@ -1206,8 +1198,8 @@ static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b,
 /* CHOLMOD's symbolic factor of K (n unknowns, its upper triangle in Kp, Ki: assemble's) in a
  * fill-reducing order, made here at the contacts' level: s->ap_p, ap_i get the pattern of the
  * upper triangle of P K P^T (rows ascending in each column), s->pinv each unknown's new index,
- * s->kfrom the entry of K each of its entries is, s->L an empty simplicial factor (natural
- * order) with its column counts, and s->fac_* the order cholFactor takes L's columns in. K's blocks are dense (a contact's unknowns together, a block per block of G
+ * s->kfrom the entry of K each of its entries is, s->l_p L's columns laid out by their counts
+ * (l_i, l_x sized), and s->fac_* the order cholFactor takes L's columns in. K's blocks are dense (a contact's unknowns together, a block per block of G
  * between two active contacts), so what CHOLMOD found from K's entries is the contacts' graph's:
  * the order is AMD's on that graph (amd_2 on the graph cholmod_amd builds from it: each contact's
  * neighbours ascending, the same elbow room and controls, so the same order), each contact's
@@ -1221,7 +1213,7 @@ static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b,
  * 20-cube stack). S3 20's first step: cholmod_amd, cd_cholmodPermuteUpper and cholmod_analyze
  * 0.66M instructions -> 0.19M here (amd_2 0.04M of it), the step 2.62M -> 2.10M with the
  * assembly below; its wall time 0.50 -> 0.45 ms (medians of 15 runs alternating, shared
- * machine). 0 ok, 1 CHOLMOD failed (cc.status), -1 no memory */
+ * machine). 0 ok, -1 no memory */
 static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   const cdBlockMatrix *G = &p->G;
   const int *rowptr = G->rowptr, *gcol = G->col, *off = s->off, *Kp = s->Kp;
@@ -1250,7 +1242,8 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
         if (i >= 0) Iw[Nv[act[j]]++] = i, Iw[Nv[i]++] = act[j];
       }
   double control[AMD_CONTROL], info[AMD_INFO];
-  control[AMD_DENSE] = s->cc.method[0].prune_dense, control[AMD_AGGRESSIVE] = s->cc.method[0].aggressive;
+  control[AMD_DENSE] = AMD_DEFAULT_DENSE, control[AMD_AGGRESSIVE] = AMD_DEFAULT_AGGRESSIVE; /* (cholmod_amd's:
+                                                                                        CHOLMOD's defaults) */
   amd_2(na, Pe, Iw, Len, cnz + cnz / 2 + na, cnz, Nv, Next, Last, Head, Elen, Degree, W, control, info);
   /* the contacts in that order (ord), their positions and first new unknowns */
   int *con = Pe, *ord = Len, *rup = Degree; /* (rup: unknowns above a contact's diagonal block) */
@@ -1382,13 +1375,18 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   }
   s->fac_sp[na] = q;
   s->fac_na = na;
-  if (!(s->L = cholmod_allocate_factor((size_t)n, &s->cc))) goto done;
-  int *count = s->L->ColCount;
+  /* L's columns laid out by their counts (cholmod_factorize's layout of them: final_pack) */
+  if (cd_grow(&s->l_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->l_nz, (size_t)n, sizeof(int))) {
+    rc = -1;
+    goto done;
+  }
+  int *lp = s->l_p, lnz = 0;
   for (int a = 0; a < na; a++) {
     int j = ord[a], rj = modeRows[mode[j]];
-    for (int u = 0; u < rj; u++) count[no[j] + u] = rj - u + cnt[a];
+    for (int u = 0; u < rj; u++) lp[no[j] + u] = lnz, lnz += rj - u + cnt[a];
   }
-  rc = 0;
+  lp[n] = lnz;
+  rc = cd_grow(&s->l_i, (size_t)lnz, sizeof(int)) || cd_grow(&s->l_x, (size_t)lnz, sizeof(double)) ? -1 : 0;
 done:
   cd_free(w);
   return rc;
@@ -1651,7 +1649,7 @@ static inline void cholBlock3(double *W, const int *Lp, int *Li, int *Lnz, doubl
   Li[p2 + 1 + nb] = k, Lx[p2 + 1 + nb] = l2, Lnz[c + 2]++;
 }
 
-/* cholmod_factorize of P K P^T into s->L (n unknowns, analysed by cholAnalyse): its simplicial
+/* cholmod_factorize of P K P^T into s->l_* (n unknowns, analysed by cholAnalyse): its simplicial
  * LDL' (cholmod_rowfac, row by row) with the same operations on each entry in the same order,
  * each row's columns of L taken in the order cholAnalyse found (fac_st) instead of CHOLMOD's
  * walk up the tree with its flags, K's values read through kfrom (no copy of them in the
@@ -1660,27 +1658,15 @@ static inline void cholBlock3(double *W, const int *Lp, int *Li, int *Lnz, doubl
  * the ten piles and a lattice of spheres, with fill). S3 20's first step: the factorization
  * 824k instructions -> 535k (cholColumn alone), -> 341k (cholBlock3), -> 315k (kfrom); the
  * step's wall time 0.45 -> 0.35 ms (medians of 15 runs alternating, shared machine; cholBlock3
- * and kfrom no change there). 0 ok, 1 failed (out of memory, or a zero pivot: cc.status) */
+ * and kfrom no change there). 0 ok, 1 a zero pivot (not positive definite: rowfac's test) */
 static int cholFactor(cdLcpNewton *s, int n) {
-  cholmod_factor *L = s->L;
-  if (L->xtype == CHOLMOD_PATTERN) {
-    /* L's columns laid out by its column counts, as cholmod_factorize has them (final_pack:
-     * without the room grow2 leaves for updates) */
-    size_t grow2 = s->cc.grow2;
-    s->cc.grow2 = 0;
-    int ok = cholmod_change_factor(CHOLMOD_REAL, 0, 0, 0, 1, L, &s->cc);
-    s->cc.grow2 = grow2;
-    if (!ok) return 1;
-  } else {
-    int *lnz = L->nz;
-    for (int k = 0; k < n; k++) lnz[k] = 1;
-  }
-  L->minor = (size_t)n;
-  const int *Ap = s->ap_p, *Ai = s->ap_i, *Lp = L->p, *no = s->fac_no, *nr = s->fac_r, *sp = s->fac_sp, *st = s->fac_st;
+  int *Lnz = s->l_nz;
+  for (int k = 0; k < n; k++) Lnz[k] = 1;
+  const int *Ap = s->ap_p, *Ai = s->ap_i, *Lp = s->l_p, *no = s->fac_no, *nr = s->fac_r, *sp = s->fac_sp, *st = s->fac_st;
   const int *kfrom = s->kfrom;
   const double *Kx = s->Kx;
-  int *Li = L->i, *Lnz = L->nz;
-  double *Lx = L->x, *W = s->fac_w;
+  int *Li = s->l_i;
+  double *Lx = s->l_x, *W = s->fac_w;
   for (int a = 0; a < s->fac_na; a++) {
     for (int k = no[a], ke = k + nr[a]; k < ke; k++) {
       for (int p = Ap[k]; p < Ap[k + 1]; p++) W[Ai[p]] = Kx[kfrom[p]];
@@ -1699,8 +1685,6 @@ static int cholFactor(cdLcpNewton *s, int n) {
       Li[Lp[k]] = k;
       if (dk == 0.0) { /* (not positive definite: rowfac's test for LDL') */
         memset(W, 0, (size_t)n * sizeof *W);
-        L->minor = (size_t)k;
-        s->cc.status = CHOLMOD_NOT_POSDEF;
         return 1;
       }
       Lx[Lp[k]] = dk;
@@ -1718,7 +1702,6 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *
   s->lu_klu = 0;
   s->freg = kind == SYS_BODY ? s->breg : REG;
   if (kind == SYS_CHOL) {
-    s->cc.status = CHOLMOD_OK;
     if (cholFactor(s, n)) return 1;
     s->numeric = 1;
     return 0;
@@ -1761,17 +1744,16 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *
   return 0;
 }
 
-/* X = (L D L^T)^-1 X in place for CHOLMOD's simplicial LDL' L, as cholmod_solve2 solves it
+/* X = (L D L^T)^-1 X (n) in place with the LDL' in s->l_*, as cholmod_solve2 solves it
  * (its ldl_lsolve, then ldl_dltsolve): the same operations in the same order, a column of L
  * at a time or two or three together where their patterns chain as its solves take them
  * (the same answers bit for bit, compared with cholmod_solve2's in every solve of make test,
  * S3 20, the ten piles and a lattice of spheres). Without cholmod_solve2's workspace and
  * copies: S3 20, a solve 55.4k instructions -> 47.5k (its loops are the same), the first
  * step 1.62M -> 1.60M, its 200 steps 95.4M -> 94.0M */
-static void cholSolve(const cholmod_factor *L, double *X) {
-  const double *Lx = L->x;
-  const int *Li = L->i, *Lp = L->p, *Lnz = L->nz;
-  int n = (int)L->n;
+static void cholSolve(const cdLcpNewton *s, int n, double *X) {
+  const double *Lx = s->l_x;
+  const int *Li = s->l_i, *Lp = s->l_p, *Lnz = s->l_nz;
   for (int j = 0; j < n;) {
     int p = Lp[j], lnz = Lnz[j], pend = p + lnz;
     if (lnz < 4 || lnz != Lnz[j + 1] + 1 || Li[p + 1] != j + 1) {
@@ -1832,7 +1814,7 @@ static int solve(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, dou
   if (kind == SYS_CHOL) {
     double *y = s->fac_y;
     for (int k = 0; k < n; k++) y[s->pinv[k]] = b[k];
-    cholSolve(s->L, y);
+    cholSolve(s, n, y);
     for (int k = 0; k < n; k++) x[k] = y[s->pinv[k]];
     return 0;
   }
@@ -2349,7 +2331,7 @@ static int solveModes(cdLcpNewton *s, const cdContactProblem *p, cdContactProble
   if (!rc && held && (rc = buildDelassus(p, lazy, kind))) return rc;
   if (!rc && held && (kind == SYS_BODY ? assembleBody(s, p, &nf) : assemble(s, p, n, sym))) return CD_ERR_NOMEM;
   if (rc || factor(s, nf, kind, 0, st)) {
-    int oom = kind == SYS_CHOL ? s->cc.status == CHOLMOD_OUT_OF_MEMORY : s->kc.status == KLU_OUT_OF_MEMORY;
+    int oom = kind != SYS_CHOL && s->kc.status == KLU_OUT_OF_MEMORY; /* (K's LDL' fails at a zero pivot only) */
     dropAnalysis(s);
     return oom ? CD_ERR_NOMEM : 1;
   }
