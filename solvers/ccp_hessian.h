@@ -75,8 +75,8 @@ void cd_ccpHessianFree(cdCcpHessian *h);
 int cd_ccpCholmodSolve(cholmod_factor *L, cholmod_dense *B, cholmod_dense **X, cholmod_dense **Y, cholmod_dense **E,
                        cholmod_common *cc);
 
-/* Symmetric systems handed to CHOLMOD already ordered (shared by ccp_hessian.c and
- * lcp_newton.c). cd_cholmodPermuteUpper: *Ap (re)allocated as the upper triangle of P A P^T
+/* Symmetric systems handed to CHOLMOD already ordered (ccp_hessian.c; lcp_newton.c makes the
+ * same at the contacts' level, its cholAnalyse). cd_cholmodPermuteUpper: *Ap (re)allocated as the upper triangle of P A P^T
  * (stype 1, rows ascending in each column) for A an upper triangle in compressed columns (its
  * p, i and ncol read) and the permutation perm (new index k holds old index perm[k]);
  * pinv (n) gets each old index's new one, pos (nnz A) where each entry of A lands in *Ap,
