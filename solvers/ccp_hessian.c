@@ -89,8 +89,14 @@ static int cholmodStatus(const cholmod_common *cc) {
   return cc->status == CHOLMOD_OUT_OF_MEMORY ? CD_ERR_NOMEM : CD_ERR_NUMERIC;
 }
 
-int cd_cholmodPermuteUpper(const cholmod_sparse *A, const int *perm, int *pinv, int *pos, int *scr,
-                           cholmod_sparse **Ap, cholmod_common *cc) {
+/* the Hessian handed to CHOLMOD already ordered: *Ap (re)allocated as the upper triangle of
+ * P A P^T (stype 1, rows ascending in each column) for A an upper triangle in compressed columns
+ * (its p, i and ncol read) and the permutation perm (new index k holds old index perm[k]); pinv
+ * (n) gets each old index's new one, pos (nnz A) where each entry of A lands in *Ap, scr is
+ * scratch of 3 nnz + n + 1 ints. CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC. (lcp_newton.c's
+ * cholAnalyse makes the same for its K at the contacts' level.) */
+static int cholmodPermuteUpper(const cholmod_sparse *A, const int *perm, int *pinv, int *pos, int *scr,
+                               cholmod_sparse **Ap, cholmod_common *cc) {
   int n = (int)A->ncol, nnz = ((const int *)A->p)[n];
   const int *Aq = A->p, *Ai = A->i;
   for (int k = 0; k < n; k++) pinv[perm[k]] = k;
@@ -122,7 +128,9 @@ int cd_cholmodPermuteUpper(const cholmod_sparse *A, const int *perm, int *pinv, 
   return CD_OK;
 }
 
-cholmod_factor *cd_cholmodAnalyseAsIs(cholmod_sparse *Ap, cholmod_common *cc) {
+/* the simplicial analysis of such a matrix in its own order (no ordering, no postorder), which
+ * cholmod_factorize then factors without transposing it; NULL when CHOLMOD failed (cc->status) */
+static cholmod_factor *cholmodAnalyseAsIs(cholmod_sparse *Ap, cholmod_common *cc) {
   /* the simplicial factorization (cholmod_rowfac) reads the upper triangle's columns as L's
    * rows, so cholmod_factorize factors a matrix analysed in its own order as it is, without
    * the permuted transposes it makes of a lower or unordered matrix on every call (measured,
@@ -148,7 +156,7 @@ static int permuteUpper(cdCcpHessian *h, const int *perm) {
   if (growInt(&h->pinv, &h->pinv_cap, n) || growInt(&h->pos, &h->pos_cap, nnz > 0 ? nnz : 1) ||
       growInt(&h->scr, &h->scr_cap, 3 * nnz + n + 1 > 0 ? 3 * nnz + n + 1 : 1))
     return CD_ERR_NOMEM;
-  return cd_cholmodPermuteUpper(h->A, perm, h->pinv, h->pos, h->scr, &h->Ap, h->cc);
+  return cholmodPermuteUpper(h->A, perm, h->pinv, h->pos, h->scr, &h->Ap, h->cc);
 }
 
 /* replaces the pattern by (tptr, trow) and analyses it */
@@ -201,7 +209,7 @@ static int analyse(cdCcpHessian *h, int nb, int npair) {
    * alone on the 1000-sphere pile (60 steps) 295 -> 194 s */
   h->cc->supernodal = CHOLMOD_SIMPLICIAL;
   /* the permuted upper triangle analysed in its own (natural) order */
-  h->L = cd_cholmodAnalyseAsIs(h->Ap, h->cc);
+  h->L = cholmodAnalyseAsIs(h->Ap, h->cc);
   if (!h->L) return cholmodStatus(h->cc);
   h->flops = h->cc->fl;
   h->analyses++;

@@ -75,17 +75,4 @@ void cd_ccpHessianFree(cdCcpHessian *h);
 int cd_ccpCholmodSolve(cholmod_factor *L, cholmod_dense *B, cholmod_dense **X, cholmod_dense **Y, cholmod_dense **E,
                        cholmod_common *cc);
 
-/* Symmetric systems handed to CHOLMOD already ordered (ccp_hessian.c; lcp_newton.c makes the
- * same at the contacts' level, its cholAnalyse). cd_cholmodPermuteUpper: *Ap (re)allocated as the upper triangle of P A P^T
- * (stype 1, rows ascending in each column) for A an upper triangle in compressed columns (its
- * p, i and ncol read) and the permutation perm (new index k holds old index perm[k]);
- * pinv (n) gets each old index's new one, pos (nnz A) where each entry of A lands in *Ap,
- * scr is scratch of 3 nnz + n + 1 ints. CD_OK, CD_ERR_NOMEM, CD_ERR_NUMERIC.
- * cd_cholmodAnalyseAsIs: the simplicial analysis of such a matrix in its own order (no
- * ordering, no postorder), which cholmod_factorize then factors without transposing it;
- * NULL when CHOLMOD failed (cc->status). */
-int cd_cholmodPermuteUpper(const cholmod_sparse *A, const int *perm, int *pinv, int *pos, int *scr,
-                           cholmod_sparse **Ap, cholmod_common *cc);
-cholmod_factor *cd_cholmodAnalyseAsIs(cholmod_sparse *Ap, cholmod_common *cc);
-
 #endif

@@ -20,10 +20,9 @@
  * solved in units where impulses are velocities: rows and columns of contact i scaled by
  * sqrt(meff_i), so that K's normal diagonal is 1 whatever the masses (the residual's units,
  * problem.h). K is symmetric positive semidefinite when every active contact sticks (or has
- * mu = 0): CHOLMOD's simplicial LDL' in a fill-reducing order (AMD on the active contacts'
- * graph, each contact's unknowns together), its analysis and its row factorization made here
- * at the contacts' level with the same results bit for bit (cholAnalyse, cholFactor), its
- * solves CHOLMOD's; sliding makes it unsymmetric: an LDU with the diagonal as pivots on K's
+ * mu = 0): an LDL' in a fill-reducing order (AMD on the active contacts' graph, each
+ * contact's unknowns together), CHOLMOD's simplicial one bit for bit, its analysis made here
+ * at the contacts' level (cholAnalyse), its factorization and solves sparse_ldlt.c's; sliding makes it unsymmetric: an LDU with the diagonal as pivots on K's
  * symmetric pattern (sparse_ldu.c: elimination tree and L's pattern once per pattern, an
  * up-looking numeric factorization whose inner loop updates both triangular solves with one
  * index), taken while every multiplier of L and U is at most 1 / LDU_TOL; where one is not,
@@ -258,6 +257,7 @@
 #include "lcp.h"
 #include "lcp_bgs.h"
 #include "linalg.h"
+#include "sparse_ldlt.h"
 #include "sparse_ldu.h"
 #include "vec3.h"
 
@@ -352,22 +352,11 @@ typedef struct cdViolator {
 } cdViolator;
 
 struct cdLcpNewton {
-  /* the symmetric K's LDL' in a fill-reducing order P, laid out as CHOLMOD's simplicial
-   * factor (cholAnalyse, cholFactor, cholSolve): column j of L in l_i, l_x from l_p[j], its
-   * diagonal entry D(j) first, l_nz[j] entries; of Ap ... */
-  int *l_p, *l_i, *l_nz;
-  double *l_x;
-  int *ap_p, *ap_i;   /* ... the pattern of the upper triangle of P K P^T (pat_n + 1, pat_nnz: rows ascending
-                         in each column), P fill-reducing (cholAnalyse) */
+  /* the symmetric K's LDL' in a fill-reducing order P (sparse_ldlt.c), its layout made by
+   * cholAnalyse at the contacts' level */
+  cdSparseLdlt ldlt;
   int *pinv;          /* (pat_n) new index of each unknown under P */
-  /* L's rows as CHOLMOD's row factorization meets them (cholAnalyse, cholFactor): per contact in
-   * the fill-reducing order (fac_na) its first unknown and unknowns, and the contacts of each of
-   * its rows of L in the order met (fac_st, from fac_sp) */
-  int fac_na;
-  int *fac_no, *fac_r, *fac_sp, *fac_st;
-  double *fac_w;      /* (pat_n) zeros: the row being factored */
-  double *fac_y;      /* (pat_n) a right side under P (solve) */
-  int *kfrom;         /* (pat_nnz) the entry of K each entry of Ap is */
+  double *ldlt_y;     /* (pat_n) a right side under P (solve) */
   cdSparseLdu *ldu;   /* K's LDU with diagonal pivots (unsymmetric systems, sparse_ldu.c) */
   int lu_klu;         /* 1: K's factorization held is KLU's (the LDU's pivots failed) */
   double ldu_tol;     /* the LDU's pivot threshold (cdLcpNewtonOptions', LDU_TOL) */
@@ -517,9 +506,8 @@ void cd_lcpNewtonFree(cdLcpNewton *s) {
   if (!s) return;
   dropAnalysis(s);
   cd_sparseLduFree(s->ldu);
-  cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->kfrom), cd_free(s->ap_p), cd_free(s->ap_i);
-  cd_free(s->fac_no), cd_free(s->fac_r), cd_free(s->fac_sp), cd_free(s->fac_st), cd_free(s->fac_w), cd_free(s->fac_y);
-  cd_free(s->l_p), cd_free(s->l_i), cd_free(s->l_nz), cd_free(s->l_x);
+  cd_free(s->pat_p), cd_free(s->pat_i), cd_free(s->pinv), cd_free(s->ldlt_y);
+  cd_sparseLdltFree(&s->ldlt);
   cd_free(s->key_rows), cd_free(s->key_rowptr), cd_free(s->key_col), cd_free(s->key_cbody);
   cd_free(s->hkey), cd_free(s->hptr), cd_free(s->hrow), cd_free(s->hy), cd_free(s->hact), cd_free(s->hcb);
   cd_free(s->mode), cd_free(s->turn), cd_free(s->lay_mode), cd_free(s->lay_kdir), cd_free(s->kdir), cd_free(s->off), cd_free(s->B), cd_free(s->C), cd_free(s->sq), cd_free(s->wi);
@@ -1196,21 +1184,22 @@ static int solveBody(cdLcpNewton *s, const cdContactProblem *p, const double *b,
 }
 
 /* CHOLMOD's symbolic factor of K (n unknowns, its upper triangle in Kp, Ki: assemble's) in a
- * fill-reducing order, made here at the contacts' level: s->ap_p, ap_i get the pattern of the
- * upper triangle of P K P^T (rows ascending in each column), s->pinv each unknown's new index,
- * s->kfrom the entry of K each of its entries is, s->l_p L's columns laid out by their counts
- * (l_i, l_x sized), and s->fac_* the order cholFactor takes L's columns in. K's blocks are dense (a contact's unknowns together, a block per block of G
+ * fill-reducing order, made here at the contacts' level into s->ldlt's layout (sparse_ldlt.h): Ap, Ai the
+ * pattern of the upper triangle of P K P^T (rows ascending in each column), s->pinv each
+ * unknown's new index, kfrom the entry of K each of its entries is, Lp L's columns laid out by
+ * their counts (Li, Lx sized), and no, nr, sp, st the order the factorization takes L's
+ * columns in. K's blocks are dense (a contact's unknowns together, a block per block of G
  * between two active contacts), so what CHOLMOD found from K's entries is the contacts' graph's:
  * the order is AMD's on that graph (amd_2 on the graph cholmod_amd builds from it: each contact's
  * neighbours ascending, the same elbow room and controls, so the same order), each contact's
  * unknowns kept together; the permuted triangle is written block by block (a block's entries
  * land together); and L's column counts come from the contacts' elimination tree: a contact's
  * column of L holds its own later unknowns and every unknown of the contacts in its block
- * column. The same order, triangle and L as cholmod_amd, cd_cholmodPermuteUpper and
- * cd_cholmodAnalyseAsIs made (ccp_hessian.c; compared entry by entry in the 209 analyses of
+ * column. The same order, triangle and L as cholmod_amd and ccp_hessian.c's ordered
+ * CHOLMOD analysis made (compared entry by entry in the 209 analyses of
  * make test, S3 20 and the ten piles), without CHOLMOD's scalar passes (its copies and
  * transposes, elimination tree, postorder and row and column counts over 240 unknowns on the
- * 20-cube stack). S3 20's first step: cholmod_amd, cd_cholmodPermuteUpper and cholmod_analyze
+ * 20-cube stack). S3 20's first step: cholmod_amd, the permuted triangle and cholmod_analyze
  * 0.66M instructions -> 0.19M here (amd_2 0.04M of it), the step 2.62M -> 2.10M with the
  * assembly below; its wall time 0.50 -> 0.45 ms (medians of 15 runs alternating, shared
  * machine). 0 ok, -1 no memory */
@@ -1280,13 +1269,13 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   }
   uptr[na] = nu;
   int nnz = Kp[n], rc = 1;
-  if (cd_grow(&s->ap_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->ap_i, (size_t)nnz, sizeof(int))) {
+  if (cd_grow(&s->ldlt.Ap, (size_t)n + 1, sizeof(int)) || cd_grow(&s->ldlt.Ai, (size_t)nnz, sizeof(int))) {
     rc = -1;
     goto done;
   }
   /* Ap's columns: a contact's first column its blocks' rows above the diagonal, then its own
    * first unknown; each later column the same rows and one more of its own */
-  int *Bp = s->ap_p, *Bi = s->ap_i, e = 0;
+  int *Bp = s->ldlt.Ap, *Bi = s->ldlt.Ai, e = 0;
   for (int a = 0; a < na; a++) {
     int j = ord[a], rj = modeRows[mode[j]], nj = no[j], r = rup[a], e0 = e;
     for (int q = uptr[a]; q < uptr[a + 1]; q++) {
@@ -1306,7 +1295,7 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
   Bp[n] = e;
   /* kfrom, block by block of K's upper triangle: a block above the diagonal in the new order
    * too lands in the column of its own contact, else transposed in the other's */
-  int *kfrom = s->kfrom;
+  int *kfrom = s->ldlt.kfrom;
   for (int j = 0; j < nc; j++) {
     int rj = modeRows[mode[j]], oj = off[j], nj = no[j];
     if (!rj) continue;
@@ -1352,41 +1341,41 @@ static int cholAnalyse(cdLcpNewton *s, const cdContactProblem *p, int n) {
    * column (a, t), ascending, up the elimination tree to a node met already, each path put
    * before the earlier ones): a block's unknowns are a chain (its diagonal block dense), a
    * path from (c, 0) runs through all of c's to (parent of c, 0), and the first path ends
-   * in (a, 0 .. t-1); so row (a, t) meets the contacts' paths of row a (fac_st), each
+   * in (a, 0 .. t-1); so row (a, t) meets the contacts' paths of row a (st), each
    * contact's unknowns ascending, then (a, 0 .. t-1) */
-  if (cd_grow(&s->fac_no, (size_t)na, sizeof(int)) || cd_grow(&s->fac_r, (size_t)na, sizeof(int)) ||
-      cd_grow(&s->fac_sp, (size_t)na + 1, sizeof(int)) || cd_grow(&s->fac_st, nst > 0 ? (size_t)nst : 1, sizeof(int)) ||
-      cd_grow(&s->fac_w, (size_t)n, sizeof(double)) || cd_grow(&s->fac_y, (size_t)n, sizeof(double))) {
+  if (cd_grow(&s->ldlt.no, (size_t)na, sizeof(int)) || cd_grow(&s->ldlt.nr, (size_t)na, sizeof(int)) ||
+      cd_grow(&s->ldlt.sp, (size_t)na + 1, sizeof(int)) || cd_grow(&s->ldlt.st, nst > 0 ? (size_t)nst : 1, sizeof(int)) ||
+      cd_grow(&s->ldlt.W, (size_t)n, sizeof(double)) || cd_grow(&s->ldlt_y, (size_t)n, sizeof(double))) {
     cd_free(w);
     return -1;
   }
-  memset(s->fac_w, 0, (size_t)n * sizeof(double));
+  memset(s->ldlt.W, 0, (size_t)n * sizeof(double));
   int *path = W, *stk = Last; /* (AMD's W and Last: free now) */
   int q = 0;
   for (int a = 0; a < na; a++) {
     int top = na, stamp = na + a;
-    s->fac_no[a] = no[ord[a]], s->fac_r[a] = modeRows[mode[ord[a]]], s->fac_sp[a] = q;
+    s->ldlt.no[a] = no[ord[a]], s->ldlt.nr[a] = modeRows[mode[ord[a]]], s->ldlt.sp[a] = q;
     for (int u = uptr[a]; u < uptr[a + 1]; u++) {
       int len = 0;
       for (int b = cpos[gcol[ulist[u]]]; b < a && mark[b] != stamp; b = parent[b]) path[len++] = b, mark[b] = stamp;
       while (len > 0) stk[--top] = path[--len];
     }
-    while (top < na) s->fac_st[q++] = stk[top++];
+    while (top < na) s->ldlt.st[q++] = stk[top++];
   }
-  s->fac_sp[na] = q;
-  s->fac_na = na;
+  s->ldlt.sp[na] = q;
+  s->ldlt.na = na, s->ldlt.n = n;
   /* L's columns laid out by their counts (cholmod_factorize's layout of them: final_pack) */
-  if (cd_grow(&s->l_p, (size_t)n + 1, sizeof(int)) || cd_grow(&s->l_nz, (size_t)n, sizeof(int))) {
+  if (cd_grow(&s->ldlt.Lp, (size_t)n + 1, sizeof(int)) || cd_grow(&s->ldlt.Lnz, (size_t)n, sizeof(int))) {
     rc = -1;
     goto done;
   }
-  int *lp = s->l_p, lnz = 0;
+  int *lp = s->ldlt.Lp, lnz = 0;
   for (int a = 0; a < na; a++) {
     int j = ord[a], rj = modeRows[mode[j]];
     for (int u = 0; u < rj; u++) lp[no[j] + u] = lnz, lnz += rj - u + cnt[a];
   }
   lp[n] = lnz;
-  rc = cd_grow(&s->l_i, (size_t)lnz, sizeof(int)) || cd_grow(&s->l_x, (size_t)lnz, sizeof(double)) ? -1 : 0;
+  rc = cd_grow(&s->ldlt.Li, (size_t)lnz, sizeof(int)) || cd_grow(&s->ldlt.Lx, (size_t)lnz, sizeof(double)) ? -1 : 0;
 done:
   cd_free(w);
   return rc;
@@ -1532,7 +1521,7 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
     /* K's upper triangle in the fill-reducing order, factored as it is (cholAnalyse): no
      * permuted transposes in each factorization (on the 20-cube stack they were a quarter of
      * CHOLMOD's) */
-    if (cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->kfrom, (size_t)nnz, sizeof(int))) return -1;
+    if (cd_grow(&s->pinv, (size_t)n, sizeof(int)) || cd_grow(&s->ldlt.kfrom, (size_t)nnz, sizeof(int))) return -1;
     int rc = cholAnalyse(s, p, n);
     if (rc) return rc;
   } else if (kind == SYS_LU) {
@@ -1579,120 +1568,6 @@ static int analyse(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, c
   return keepKey(s, p);
 }
 
-/* one column i of L in row k of the LDL' (cholmod_rowfac's step): W's rows below i less
- * L(:, i) y, y = W[i]; L(k, i) = y / D(i) appended to the column, *dk less L(k, i) y. A column's
- * rows below the diagonal in one run (dense blocks: most columns) are taken two lanes a time,
- * the same operations (S3 20's first step: that loop 365k instructions -> 243k) */
-static inline void cholColumn(double *W, const int *Lp, int *Li, int *Lnz, double *Lx, int i, int k, double *dk) {
-  double y = W[i];
-  W[i] = 0.0;
-  int p = Lp[i], pend = p + Lnz[i];
-  double di = Lx[p];
-  if (pend - p > 2 && Li[pend - 1] - Li[p + 1] == pend - p - 2) {
-    double *wr = &W[Li[p + 1]];
-    const double *lx = &Lx[p + 1];
-    int len = pend - p - 1, m = 0;
-    cdV2 y2 = {y, y};
-    for (; m + 1 < len; m += 2) {
-      cdV2 wv, lv;
-      memcpy(&wv, &wr[m], sizeof wv), memcpy(&lv, &lx[m], sizeof lv);
-      wv -= lv * y2;
-      memcpy(&wr[m], &wv, sizeof wv);
-    }
-    if (m < len) wr[m] -= lx[m] * y;
-  } else {
-    for (p++; p < pend; p++) W[Li[p]] -= Lx[p] * y;
-  }
-  double l = y / di;
-  *dk -= l * y;
-  Li[pend] = k, Lx[pend] = l, Lnz[i]++;
-}
-
-/* cholColumn for the three columns c, c + 1, c + 2 of a contact's dense block at once: each
- * column's rows in the block first (the next column's y needs them), then the rows below the
- * block, which the three columns share, each row less the three columns' terms in their order
- * (the same operations on each entry of W, one pass over the rows instead of three) */
-static inline void cholBlock3(double *W, const int *Lp, int *Li, int *Lnz, double *Lx, int c, int k, double *dk) {
-  int p0 = Lp[c], p1 = Lp[c + 1], p2 = Lp[c + 2], nb = Lnz[c + 2] - 1; /* (rows below the block) */
-  double y0 = W[c];
-  W[c] = 0.0;
-  W[c + 1] -= Lx[p0 + 1] * y0;
-  W[c + 2] -= Lx[p0 + 2] * y0;
-  double l0 = y0 / Lx[p0];
-  *dk -= l0 * y0;
-  double y1 = W[c + 1];
-  W[c + 1] = 0.0;
-  W[c + 2] -= Lx[p1 + 1] * y1;
-  double l1 = y1 / Lx[p1];
-  *dk -= l1 * y1;
-  double y2 = W[c + 2];
-  W[c + 2] = 0.0;
-  double l2 = y2 / Lx[p2];
-  *dk -= l2 * y2;
-  const double *x0 = &Lx[p0 + 3], *x1 = &Lx[p1 + 2], *x2 = &Lx[p2 + 1];
-  const int *ri = &Li[p2 + 1];
-  int m = 0;
-  if (nb > 1 && ri[nb - 1] - ri[0] == nb - 1) {
-    double *wr = &W[ri[0]];
-    cdV2 v0 = {y0, y0}, v1 = {y1, y1}, v2 = {y2, y2};
-    for (; m + 1 < nb; m += 2) {
-      cdV2 wv, a0, a1, a2;
-      memcpy(&wv, &wr[m], sizeof wv), memcpy(&a0, &x0[m], sizeof a0), memcpy(&a1, &x1[m], sizeof a1),
-          memcpy(&a2, &x2[m], sizeof a2);
-      wv = wv - a0 * v0 - a1 * v1 - a2 * v2;
-      memcpy(&wr[m], &wv, sizeof wv);
-    }
-  }
-  for (; m < nb; m++) W[ri[m]] = W[ri[m]] - x0[m] * y0 - x1[m] * y1 - x2[m] * y2;
-  Li[p0 + 3 + nb] = k, Lx[p0 + 3 + nb] = l0, Lnz[c]++;
-  Li[p1 + 2 + nb] = k, Lx[p1 + 2 + nb] = l1, Lnz[c + 1]++;
-  Li[p2 + 1 + nb] = k, Lx[p2 + 1 + nb] = l2, Lnz[c + 2]++;
-}
-
-/* cholmod_factorize of P K P^T into s->l_* (n unknowns, analysed by cholAnalyse): its simplicial
- * LDL' (cholmod_rowfac, row by row) with the same operations on each entry in the same order,
- * each row's columns of L taken in the order cholAnalyse found (fac_st) instead of CHOLMOD's
- * walk up the tree with its flags, K's values read through kfrom (no copy of them in the
- * permuted order). The same L bit for bit (every column's rows and values compared with
- * cholmod_factorize's in the 179 factorizations of make test, many with fill, and all of S3 20,
- * the ten piles and a lattice of spheres, with fill). S3 20's first step: the factorization
- * 824k instructions -> 535k (cholColumn alone), -> 341k (cholBlock3), -> 315k (kfrom); the
- * step's wall time 0.45 -> 0.35 ms (medians of 15 runs alternating, shared machine; cholBlock3
- * and kfrom no change there). 0 ok, 1 a zero pivot (not positive definite: rowfac's test) */
-static int cholFactor(cdLcpNewton *s, int n) {
-  int *Lnz = s->l_nz;
-  for (int k = 0; k < n; k++) Lnz[k] = 1;
-  const int *Ap = s->ap_p, *Ai = s->ap_i, *Lp = s->l_p, *no = s->fac_no, *nr = s->fac_r, *sp = s->fac_sp, *st = s->fac_st;
-  const int *kfrom = s->kfrom;
-  const double *Kx = s->Kx;
-  int *Li = s->l_i;
-  double *Lx = s->l_x, *W = s->fac_w;
-  for (int a = 0; a < s->fac_na; a++) {
-    for (int k = no[a], ke = k + nr[a]; k < ke; k++) {
-      for (int p = Ap[k]; p < Ap[k + 1]; p++) W[Ai[p]] = Kx[kfrom[p]];
-      double dk = W[k] + 0.0; /* (rowfac's beta, 0) */
-      W[k] = 0.0;
-      /* the contacts of row a's paths, then a's own unknowns before k */
-      for (int q = sp[a]; q < sp[a + 1]; q++) {
-        int c = no[st[q]], r = nr[st[q]];
-        if (r == 3) {
-          cholBlock3(W, Lp, Li, Lnz, Lx, c, k, &dk);
-        } else {
-          for (int i = c; i < c + r; i++) cholColumn(W, Lp, Li, Lnz, Lx, i, k, &dk);
-        }
-      }
-      for (int i = no[a]; i < k; i++) cholColumn(W, Lp, Li, Lnz, Lx, i, k, &dk);
-      Li[Lp[k]] = k;
-      if (dk == 0.0) { /* (not positive definite: rowfac's test for LDL') */
-        memset(W, 0, (size_t)n * sizeof *W);
-        return 1;
-      }
-      Lx[Lp[k]] = dk;
-    }
-  }
-  return 0;
-}
-
 /* the numeric factorization of K + REG I (of H in the body form, with breg: n its size): K's
  * by the LDU, or by KLU in the LDU's order where the LDU's pivots fail (LDU_TOL; counted in
  * st->lu_fallbacks); 0 ok, 1 failed */
@@ -1702,7 +1577,7 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *
   s->lu_klu = 0;
   s->freg = kind == SYS_BODY ? s->breg : REG;
   if (kind == SYS_CHOL) {
-    if (cholFactor(s, n)) return 1;
+    if (cd_sparseLdltFactor(&s->ldlt, s->Kx)) return 1;
     s->numeric = 1;
     return 0;
   }
@@ -1744,77 +1619,14 @@ static int factor(cdLcpNewton *s, int n, int kind, int fresh, cdLcpNewtonStats *
   return 0;
 }
 
-/* X = (L D L^T)^-1 X (n) in place with the LDL' in s->l_*, as cholmod_solve2 solves it
- * (its ldl_lsolve, then ldl_dltsolve): the same operations in the same order, a column of L
- * at a time or two or three together where their patterns chain as its solves take them
- * (the same answers bit for bit, compared with cholmod_solve2's in every solve of make test,
- * S3 20, the ten piles and a lattice of spheres). Without cholmod_solve2's workspace and
- * copies: S3 20, a solve 55.4k instructions -> 47.5k (its loops are the same), the first
- * step 1.62M -> 1.60M, its 200 steps 95.4M -> 94.0M */
-static void cholSolve(const cdLcpNewton *s, int n, double *X) {
-  const double *Lx = s->l_x;
-  const int *Li = s->l_i, *Lp = s->l_p, *Lnz = s->l_nz;
-  for (int j = 0; j < n;) {
-    int p = Lp[j], lnz = Lnz[j], pend = p + lnz;
-    if (lnz < 4 || lnz != Lnz[j + 1] + 1 || Li[p + 1] != j + 1) {
-      double y = X[j];
-      for (p++; p < pend; p++) X[Li[p]] -= Lx[p] * y;
-      j++;
-    } else if (lnz != Lnz[j + 2] + 2 || Li[p + 2] != j + 2) {
-      int q = Lp[j + 1];
-      double y0 = X[j], y1 = X[j + 1] - Lx[p + 1] * y0;
-      X[j + 1] = y1;
-      for (p += 2, q++; p < pend; p++, q++) X[Li[p]] -= Lx[p] * y0 + Lx[q] * y1;
-      j += 2;
-    } else {
-      int q = Lp[j + 1], r = Lp[j + 2];
-      double y0 = X[j], y1 = X[j + 1] - Lx[p + 1] * y0, y2 = X[j + 2] - Lx[p + 2] * y0 - Lx[q + 1] * y1;
-      X[j + 1] = y1, X[j + 2] = y2;
-      for (p += 3, q += 2, r++; p < pend; p++, q++, r++) X[Li[p]] -= Lx[p] * y0 + Lx[q] * y1 + Lx[r] * y2;
-      j += 3;
-    }
-  }
-  for (int j = n - 1; j >= 0;) {
-    int p = Lp[j], lnz = Lnz[j], pend = p + lnz;
-    if (j < 4 || lnz != Lnz[j - 1] - 1 || Li[Lp[j - 1] + 1] != j) {
-      double y = X[j] / Lx[p];
-      for (p++; p < pend; p++) y -= Lx[p] * X[Li[p]];
-      X[j] = y;
-      j--;
-    } else if (lnz != Lnz[j - 2] - 2 || Li[Lp[j - 2] + 2] != j) {
-      int q = Lp[j - 1];
-      double t = Lx[q + 1], y0 = X[j] / Lx[p], y1 = X[j - 1] / Lx[q];
-      for (p++, q += 2; p < pend; p++, q++) {
-        double xi = X[Li[p]];
-        y0 -= Lx[p] * xi, y1 -= Lx[q] * xi;
-      }
-      y1 -= t * y0;
-      X[j] = y0, X[j - 1] = y1;
-      j -= 2;
-    } else {
-      int q = Lp[j - 1], r = Lp[j - 2];
-      double t0 = Lx[q + 1], t1 = Lx[r + 1], t2 = Lx[r + 2];
-      double y0 = X[j] / Lx[p], y1 = X[j - 1] / Lx[q], y2 = X[j - 2] / Lx[r];
-      for (p++, q += 2, r += 3; p < pend; p++, q++, r++) {
-        double xi = X[Li[p]];
-        y0 -= Lx[p] * xi, y1 -= Lx[q] * xi, y2 -= Lx[r] * xi;
-      }
-      y1 -= t0 * y0;
-      y2 -= t2 * y0 + t1 * y1;
-      X[j - 2] = y2, X[j - 1] = y1, X[j] = y0;
-      j -= 3;
-    }
-  }
-}
-
 /* x = (K + REG I)^-1 b (n) with the factorization held (of this K or an earlier one, of H in
  * the body form); b is overwritten. 0 ok, 1 failed, CD_ERR_NOMEM */
 static int solve(cdLcpNewton *s, const cdContactProblem *p, int n, int kind, double *b, double *x) {
   if (kind == SYS_BODY) return solveBody(s, p, b, x);
   if (kind == SYS_CHOL) {
-    double *y = s->fac_y;
+    double *y = s->ldlt_y;
     for (int k = 0; k < n; k++) y[s->pinv[k]] = b[k];
-    cholSolve(s, n, y);
+    cd_sparseLdltSolve(&s->ldlt, y);
     for (int k = 0; k < n; k++) x[k] = y[s->pinv[k]];
     return 0;
   }
