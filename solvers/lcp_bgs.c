@@ -579,7 +579,9 @@ static inline int blockSolve4(const double *r, const double *D, const double *c,
     int ke = aprev > anext ? (k0 + 3) & 3 : k0;
     /* blockResidual4's fast form where wpos and the candidate has no NaN: the vertex's ln is
      * NaN only where its alpha mu ln is, the edge's two alphas are > 0 and its ln is checked,
-     * and either's beta is a cd_lcpMax(0, .), the other alphas 0 */
+     * and either's beta is a cd_lcpMax(0, .), the other alphas 0. Each case passes its k as
+     * a literal, so that the inlined try is specialized to that direction's constants (one
+     * shape, four instances; S2 10's first 60 steps 4.010G -> 3.970G with sweep4 flattened) */
     int ok;
     switch (k0) {
     case 0: ok = vertexTry4(W, mu, c, wi, 0, wpos, accept, z); break;
