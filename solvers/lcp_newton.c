@@ -699,6 +699,20 @@ static int assembledKeep(cdLcpNewton *s, const cdContactProblem *p, int n) {
   return 0;
 }
 
+/* column col of a block of K between two sticking contacts, before REG: B_i, B_j are signed
+ * permutations (stickFrame's quarter turns), so entry (a, col) is G_ij(Pi[a], Pj[col]) =
+ * Gt[3 Pj[col] + Pi[a]] up to sign, times scale, as the products C_i G_ij B_j give it (each sum
+ * one product of +-1 and zeros; S2 10, 60 steps: assemble 327M -> 303M instructions, the same
+ * answers). pj is Pj[col]; i1, n1, i2, n2 Pi[1]'s and Pi[2]'s axis and sign (Pi[0] = 0: the
+ * normal), taken once a block by the caller */
+static inline void stickColumn(const double *Gt, int pj, int i1, int n1, int i2, int n2, double scale, double *v) {
+  const double *gc = &Gt[3 * (pj & 3)];
+  double sc = pj < 0 ? -scale : scale, g1 = gc[i1], g2 = gc[i2];
+  v[0] = sc * gc[0];
+  v[1] = sc * (n1 ? -g1 : g1);
+  v[2] = sc * (n2 ? -g2 : g2);
+}
+
 /* K = S C G B S (+ REG on the diagonal) in compressed columns (rows ascending); the upper
  * triangle only when sym. 0 ok, -1 no memory */
 static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
@@ -783,20 +797,12 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
         /* (a row is a column's own, row == cidx below, only in contact j's own block: i == j,
          * a == col) */
         if (mode[i] == MODE_STICK && mode[j] == MODE_STICK) {
-          /* B_i, B_j signed permutations (stickFrame's quarter turns): entry (a, col) is
-           * G_ij(Pi[a], Pj[col]) = Gt[3 Pj[col] + Pi[a]] up to sign, as the products below
-           * give it (each sum one product of +-1 and zeros). S2 10, 60 steps: assemble 327M ->
-           * 303M instructions, the same answers bit for bit (h5same: the ten piles, S3 20, S4 10) */
-          const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
           /* (each column's three entries written out, REG on the diagonal after: 126.8M ->
            * 116.3M) */
-          int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0; /* (Pi[0] = 0: n) */
+          const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
+          int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0;
           for (int col = 0; col < 3; col++, ki += len, kx += len) {
-            const double *gc = &Gt[3 * (Pj[col] & 3)];
-            double sc = Pj[col] < 0 ? -scale : scale, g1 = gc[i1], g2 = gc[i2];
-            kx[0] = sc * gc[0];
-            kx[1] = sc * (n1 ? -g1 : g1);
-            kx[2] = sc * (n2 ? -g2 : g2);
+            stickColumn(Gt, Pj[col], i1, n1, i2, n2, scale, kx);
             ki[0] = oi, ki[1] = oi + 1, ki[2] = oi + 2;
             if (i == j) kx[col] += REG;
           }
@@ -854,35 +860,23 @@ static int assemble(cdLcpNewton *s, const cdContactProblem *p, int n, int sym) {
       const double *Gt = &G->val[9 * (size_t)t], *Ci = &s->C[9 * i]; /* G_ji; G_ij = G_ji^T */
       double scale = sq[i] * sq[j];
       int diag = i == j, at = (int)e + ro; /* (at: the block's entries in column col) */
-      if (!diag && mode[i] == MODE_STICK && mode[j] == MODE_STICK) {
-        /* (B_i, B_j signed permutations: as the whole K's above; the block's rows all above
-         * the diagonal, three a column) */
-        const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
-        int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0;
+      int stick = mode[i] == MODE_STICK && mode[j] == MODE_STICK, vertex = mode[i] == MODE_VERTEX;
+      const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
+      int i1 = Pi[1] & 3, i2 = Pi[2] & 3, n1 = Pi[1] < 0, n2 = Pi[2] < 0;
+      if (!diag && stick) { /* (the block's rows all above the diagonal, three a column) */
         for (int col = 0; col < 3; at += len + col + 1, col++) {
-          const double *gc = &Gt[3 * (Pj[col] & 3)];
-          double sc = Pj[col] < 0 ? -scale : scale, g1 = gc[i1], g2 = gc[i2];
           int *ki = &Ki[at];
-          double *kx = &Kx[at];
-          kx[0] = sc * gc[0];
-          kx[1] = sc * (n1 ? -g1 : g1);
-          kx[2] = sc * (n2 ? -g2 : g2);
+          stickColumn(Gt, Pj[col], i1, n1, i2, n2, scale, &Kx[at]);
           ki[0] = oi, ki[1] = oi + 1, ki[2] = oi + 2;
         }
         ro += 3;
         continue;
       }
-      int stick = mode[i] == MODE_STICK && mode[j] == MODE_STICK, vertex = mode[i] == MODE_VERTEX;
       for (int col = 0; col < rj; at += len + col + 1, col++) {
         int *ki = &Ki[at], nr = diag ? col + 1 : ri;
         double *kx = &Kx[at], v[3];
         if (stick) {
-          const signed char *Pi = quarterTurn[turn[i]], *Pj = quarterTurn[turn[j]];
-          const double *gc = &Gt[3 * (Pj[col] & 3)];
-          double sc = Pj[col] < 0 ? -scale : scale, g1 = gc[Pi[1] & 3], g2 = gc[Pi[2] & 3];
-          v[0] = sc * gc[0];
-          v[1] = sc * (Pi[1] < 0 ? -g1 : g1);
-          v[2] = sc * (Pi[2] < 0 ? -g2 : g2);
+          stickColumn(Gt, Pj[col], i1, n1, i2, n2, scale, v);
         } else {
           /* T = G_ij B_j[:, col] */
           const double *b = &Bj[3 * col];
